@@ -10,7 +10,8 @@
 # When sourced, do the work in a child bash (so `set -e` and `exit` cannot touch the caller's
 # shell) and export the DSN it prints into the caller.
 if (return 0 2>/dev/null); then
-    _pp_line="$(bash "${BASH_SOURCE[0]}" | tail -n 1)" || return 1
+    _pp_line="$(bash "${BASH_SOURCE[0]}")" || return 1
+    _pp_line="${_pp_line##*$'\n'}"
     case "${_pp_line}" in
         "export PAUSEPOINT_PG_DSN="*) eval "${_pp_line}"; unset _pp_line; return 0 ;;
         *) unset _pp_line; return 1 ;;
