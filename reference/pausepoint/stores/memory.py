@@ -1,0 +1,169 @@
+"""The in-memory store: every store port over dicts behind one lock (tests, demos).
+
+Not durable (``durable = False``): the composition refuses it next to durable checkpoints
+(``wiring.consistent``).  Its semantics are exactly the SQL stores' -- the same contract tests
+run against all three -- including the order of the sequences it returns (insertion order;
+replacing a row keeps its place).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import attrs
+
+from ..lifecycle import OUTSTANDING, PauseState
+from ..ports import EffectStatus, PauseRecord, RunRecord
+
+
+class MemoryStore:
+    """One lock, five facets: ``ledger``, ``checkpoints``, ``payloads``, ``effects``, ``runs``.
+
+    Every method takes the lock for its whole read-check-write, so ``ledger.transition`` is an
+    atomic compare-and-set on the row's version (``resume.consume.single-winner``)."""
+
+    durable: bool = False
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._pauses: dict[str, PauseRecord] = {}
+        self._checkpoints: dict[str, tuple[str, str]] = {}  # id -> (thread id, turn)
+        self._payloads: dict[str, str] = {}
+        self._effects: dict[tuple[str, str], EffectStatus] = {}
+        self._runs: dict[str, RunRecord] = {}
+        self.ledger = MemoryLedger(self)
+        self.checkpoints = MemoryCheckpoints(self)
+        self.payloads = MemoryPayloads(self)
+        self.effects = MemoryEffects(self)
+        self.runs = MemoryRuns(self)
+
+    def close(self) -> None:
+        """Nothing to release; present so every store bundle closes the same way."""
+
+
+class _Facet:
+    durable: bool = False
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._s = store
+
+
+class MemoryLedger(_Facet):
+    """:class:`pausepoint.ports.Ledger` in memory."""
+
+    def issue(self, record: PauseRecord) -> bool:
+        with self._s._lock:
+            if record.interrupt_id in self._s._pauses:
+                return False
+            self._s._pauses[record.interrupt_id] = record
+            return True
+
+    def get(self, interrupt_id: str) -> PauseRecord | None:
+        with self._s._lock:
+            return self._s._pauses.get(interrupt_id)
+
+    def transition(self, interrupt_id: str, expected_version: int, new: PauseState,
+                   result: str | None = None) -> bool:
+        with self._s._lock:
+            row = self._s._pauses.get(interrupt_id)
+            if row is None or row.version != expected_version:
+                return False
+            self._s._pauses[interrupt_id] = attrs.evolve(
+                row, state=new, version=row.version + 1,
+                result=row.result if result is None else result)
+            return True
+
+    def set_result(self, interrupt_id: str, result: str) -> None:
+        with self._s._lock:
+            row = self._s._pauses.get(interrupt_id)
+            if row is not None and row.result is None:
+                self._s._pauses[interrupt_id] = attrs.evolve(row, result=result)
+
+    def by_run(self, run_id: str) -> Sequence[PauseRecord]:
+        with self._s._lock:
+            return [r for r in self._s._pauses.values() if r.run_id == run_id]
+
+    def outstanding(self) -> Sequence[PauseRecord]:
+        with self._s._lock:
+            return [r for r in self._s._pauses.values() if r.state.phase in OUTSTANDING]
+
+    def outstanding_for_key(self, kid: str) -> int:
+        with self._s._lock:
+            return sum(1 for r in self._s._pauses.values()
+                       if r.kid == kid and r.state.phase in OUTSTANDING)
+
+
+class MemoryCheckpoints(_Facet):
+    """:class:`pausepoint.ports.CheckpointStore` in memory."""
+
+    def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool:
+        with self._s._lock:
+            self._s._checkpoints[checkpoint_id] = (thread_id, turn)
+            return True
+
+    def read(self, checkpoint_id: str) -> str | None:
+        with self._s._lock:
+            found = self._s._checkpoints.get(checkpoint_id)
+            return None if found is None else found[1]
+
+    def latest(self, thread_id: str) -> str | None:
+        with self._s._lock:
+            for checkpoint_id, (thread, _turn) in reversed(self._s._checkpoints.items()):
+                if thread == thread_id:
+                    return checkpoint_id
+            return None
+
+
+class MemoryPayloads(_Facet):
+    """:class:`pausepoint.ports.PayloadStore` in memory; the first recorded payload stays."""
+
+    def record(self, interrupt_id: str, payload: str) -> None:
+        with self._s._lock:
+            self._s._payloads.setdefault(interrupt_id, payload)
+
+    def get(self, interrupt_id: str) -> str | None:
+        with self._s._lock:
+            return self._s._payloads.get(interrupt_id)
+
+
+class MemoryEffects(_Facet):
+    """:class:`pausepoint.ports.EffectJournal` in memory."""
+
+    def _put(self, run_id: str, key: str, status: EffectStatus) -> None:
+        with self._s._lock:
+            self._s._effects[(run_id, key)] = status
+
+    def start(self, run_id: str, key: str) -> None:
+        self._put(run_id, key, EffectStatus.STARTED)
+
+    def finish(self, run_id: str, key: str) -> None:
+        self._put(run_id, key, EffectStatus.FINISHED)
+
+    def settle(self, run_id: str, key: str, status: EffectStatus) -> None:
+        self._put(run_id, key, EffectStatus(status))
+
+    def status(self, run_id: str, key: str) -> EffectStatus | None:
+        with self._s._lock:
+            return self._s._effects.get((run_id, key))
+
+    def open_entries(self, run_id: str) -> Sequence[str]:
+        with self._s._lock:
+            return [k for (r, k), st in self._s._effects.items()
+                    if r == run_id and st == EffectStatus.STARTED]
+
+
+class MemoryRuns(_Facet):
+    """:class:`pausepoint.ports.RunStore` in memory."""
+
+    def put(self, run: RunRecord) -> None:
+        with self._s._lock:
+            self._s._runs[run.run_id] = run
+
+    def get(self, run_id: str) -> RunRecord | None:
+        with self._s._lock:
+            return self._s._runs.get(run_id)
+
+    def children(self, run_id: str) -> Sequence[RunRecord]:
+        with self._s._lock:
+            return [r for r in self._s._runs.values() if r.parent_run_id == run_id]

@@ -1,0 +1,92 @@
+"""PostgreSQL: many resume servers sharing one ledger.
+
+psycopg 3, one connection per thread (autocommit off: each method is one transaction,
+committed before it returns).  Under READ COMMITTED the ledger's conditional update waits for
+a concurrent writer's row lock and then re-checks ``version`` against the committed row, so
+exactly one of any number of racing servers wins (``resume.consume.single-winner``).
+
+Importing this module needs psycopg; :mod:`pausepoint.stores` imports it only on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import psycopg
+
+from ..clauses import ErrorCode
+from ..errors import PausepointError
+from .sql import TABLES, Dialect, SqlStore
+
+DSN_ENV = "PAUSEPOINT_PG_DSN"
+
+POSTGRES: Dialect = Dialect(
+    name="postgresql",
+    placeholder="%s",
+    serial_key="BIGSERIAL PRIMARY KEY",
+    begin_write=None,  # psycopg opens a transaction implicitly (autocommit off)
+    # Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalogue; queue the creators.
+    schema_lock="SELECT pg_advisory_xact_lock(7061757365)",
+    errors=(psycopg.Error,),
+)
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+class PostgresStore(SqlStore):
+    """Every store port in one PostgreSQL database (``durable = True``).
+
+    ``dsn`` defaults to ``$PAUSEPOINT_PG_DSN``.  ``namespace``, if given, is a PostgreSQL schema
+    (created if missing) holding this store's tables, so independent stores -- e.g. concurrent
+    test runs -- can share one database without seeing each other."""
+
+    def __init__(self, dsn: str | None = None, *, namespace: str | None = None,
+                 connect_timeout: int = 10) -> None:
+        dsn = dsn if dsn else os.environ.get(DSN_ENV, "")
+        if not dsn:
+            raise PausepointError(
+                ErrorCode.WIRING_INVALID, "wiring.consistent",
+                f"PostgresStore needs a connection string (argument or ${DSN_ENV})")
+        if namespace is not None and not _SCHEMA_NAME.fullmatch(namespace):
+            raise PausepointError(
+                ErrorCode.WIRING_INVALID, "wiring.consistent",
+                f"namespace {namespace!r} is not a plain lower-case SQL identifier")
+        self.dsn = dsn
+        self.namespace = namespace
+        self.connect_timeout = connect_timeout
+        super().__init__(POSTGRES, self._open)
+
+    def _open(self) -> psycopg.Connection[tuple[object, ...]]:
+        conn = psycopg.connect(self.dsn, autocommit=False, connect_timeout=self.connect_timeout)
+        try:
+            if self.namespace is not None:
+                assert POSTGRES.schema_lock is not None
+                conn.execute(POSTGRES.schema_lock)
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.namespace}")
+                conn.execute("SELECT set_config('search_path', %s, false)", (self.namespace,))
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def reset(self) -> None:
+        """TEST HELPER: drop this store's tables and create them empty.  Destroys every pause,
+        checkpoint, payload, effect and run in the database (or in ``namespace``)."""
+        with self.transaction(write=True) as conn:
+            for table in TABLES:
+                self.execute(conn, f"DROP TABLE IF EXISTS {table}")
+        self.create_schema()
+
+    def drop_namespace(self) -> None:
+        """TEST HELPER: drop ``namespace`` with everything in it, then close the store."""
+        if self.namespace is None:
+            raise PausepointError(ErrorCode.WIRING_INVALID, "wiring.consistent",
+                                  "drop_namespace needs a store opened with a namespace")
+        with self.transaction(write=True) as conn:
+            self.execute(conn, f"DROP SCHEMA IF EXISTS {self.namespace} CASCADE")
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore(namespace={self.namespace!r})"

@@ -1,0 +1,478 @@
+"""Every store port over a DB-API connection, once, for SQLite and PostgreSQL alike.
+
+The two backends share every query, the schema and all row <-> record mapping; what differs
+between them is a small :class:`Dialect` (placeholder style, the auto-numbered key's DDL, how a
+write transaction begins, how concurrent schema creation is serialised, which exceptions the
+driver raises) plus the function that opens a connection.  ``INSERT ... ON CONFLICT`` with
+``excluded`` is common to both (SQLite >= 3.24, PostgreSQL >= 9.5), so the upsert text lives
+here, not in the dialect.
+
+Guarantees, for every facet:
+
+* every method commits before it returns (``durability.commit-per-change``); a driver error
+  rolls the transaction back and surfaces as ``store_unavailable`` (nothing was changed --
+  except when the connection broke during ``COMMIT`` itself, which no client can tell);
+* ``ledger.transition`` is one conditional ``UPDATE ... WHERE interrupt_id = ? AND version = ?``
+  that bumps the version: the database's row lock picks exactly one winner among any number of
+  threads, processes or servers (``resume.consume.single-winner``);
+* ``ledger.issue`` is ``INSERT ... ON CONFLICT DO NOTHING``: a duplicate changes nothing;
+* sequences come back in insertion order (an auto-numbered ``seq``; an upsert keeps it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final, Protocol
+
+import attrs
+
+from ..clauses import ErrorCode
+from ..errors import PausepointError
+from ..lifecycle import OUTSTANDING, PauseState, Phase
+from ..ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
+
+# -- the DB-API surface we use ---------------------------------------------------------------
+
+
+class DBCursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class DBConnection(Protocol):
+    def execute(self, query: str, params: Sequence[Any] = ..., /) -> Any: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@attrs.frozen
+class Dialect:
+    """What SQLite and PostgreSQL disagree on -- and nothing else."""
+
+    name: str
+    placeholder: str
+    """Parameter marker: ``?`` (qmark) or ``%s`` (format).  Queries here are written with ``?``."""
+    serial_key: str
+    """DDL of an auto-numbered primary key column named ``seq``."""
+    begin_write: str | None
+    """Statement opening a write transaction (``BEGIN IMMEDIATE`` takes SQLite's write lock up
+    front); None where the driver opens transactions implicitly."""
+    schema_lock: str | None
+    """Statement run first in the schema transaction so concurrent creators queue up."""
+    errors: tuple[type[Exception], ...]
+    """The driver's exception base classes, mapped to ``store_unavailable``."""
+
+    def sql(self, query: str) -> str:
+        return query if self.placeholder == "?" else query.replace("?", self.placeholder)
+
+
+# -- schema ----------------------------------------------------------------------------------
+
+TEXT: Final = "TEXT NOT NULL"
+INT: Final = "BIGINT NOT NULL"
+
+PAUSES: Final = "pausepoint_pauses"
+CHECKPOINTS: Final = "pausepoint_checkpoints"
+PAYLOADS: Final = "pausepoint_payloads"
+EFFECTS: Final = "pausepoint_effects"
+RUNS: Final = "pausepoint_runs"
+TABLES: Final[tuple[str, ...]] = (PAUSES, CHECKPOINTS, PAYLOADS, EFFECTS, RUNS)
+
+_CLAIM_RENAMES: Final[dict[str, str]] = {"expires_at": "claim_expires_at"}
+"""Claims columns whose field name collides with a state column."""
+
+
+def _claim_columns() -> tuple[tuple[str, str, str], ...]:
+    """(field, column, DDL type) for every :class:`Claims` field, derived from the class so a new
+    claim gets a column without a second list to keep in step."""
+    hints = typing.get_type_hints(Claims)
+    cols = []
+    for f in attrs.fields(Claims):
+        ddl = {str: TEXT, int: INT}[hints[f.name]]
+        cols.append((f.name, _CLAIM_RENAMES.get(f.name, f.name), ddl))
+    return tuple(cols)
+
+
+CLAIM_COLUMNS: Final = _claim_columns()
+
+PAUSE_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    *((col, ddl) for _f, col, ddl in CLAIM_COLUMNS),
+    ("kid", TEXT),
+    ("token", TEXT),
+    ("payload", TEXT),
+    ("phase", TEXT),
+    ("expires_at", INT),
+    ("turn_recorded", INT),
+    ("response_digest", "TEXT"),
+    ("consumed_at", "BIGINT"),
+    ("parent_run_id", TEXT),
+    ("result", "TEXT"),
+    ("version", INT),
+)
+RUN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("run_id", TEXT), ("root_run_id", TEXT), ("parent_run_id", TEXT), ("session_id", TEXT),
+    ("thread_id", TEXT), ("scope", TEXT), ("status", TEXT), ("state", TEXT),
+)
+
+
+def _table(name: str, dialect: Dialect, columns: Sequence[tuple[str, str]],
+           unique: str) -> str:
+    body = ", ".join([f"seq {dialect.serial_key}", *(f"{c} {t}" for c, t in columns),
+                      f"UNIQUE ({unique})"])
+    return f"CREATE TABLE IF NOT EXISTS {name} ({body})"
+
+
+def schema(dialect: Dialect) -> tuple[str, ...]:
+    """The library's own DDL: one table per port, created if missing."""
+    return (
+        _table(PAUSES, dialect, PAUSE_COLUMNS, "interrupt_id"),
+        _table(CHECKPOINTS, dialect,
+               (("checkpoint_id", TEXT), ("thread_id", TEXT), ("turn", TEXT)), "checkpoint_id"),
+        _table(PAYLOADS, dialect, (("interrupt_id", TEXT), ("payload", TEXT)), "interrupt_id"),
+        _table(EFFECTS, dialect, (("run_id", TEXT), ("effect_key", TEXT), ("status", TEXT)),
+               "run_id, effect_key"),
+        _table(RUNS, dialect, RUN_COLUMNS, "run_id"),
+        f"CREATE INDEX IF NOT EXISTS {PAUSES}_run ON {PAUSES} (run_id)",
+        f"CREATE INDEX IF NOT EXISTS {PAUSES}_phase ON {PAUSES} (phase, kid)",
+        f"CREATE INDEX IF NOT EXISTS {CHECKPOINTS}_thread ON {CHECKPOINTS} (thread_id, seq)",
+        f"CREATE INDEX IF NOT EXISTS {EFFECTS}_run ON {EFFECTS} (run_id, status)",
+        f"CREATE INDEX IF NOT EXISTS {RUNS}_parent ON {RUNS} (parent_run_id)",
+    )
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
+def _insert(table: str, columns: Sequence[str], conflict: str, update: Sequence[str]) -> str:
+    """``INSERT``; on a duplicate ``conflict`` key update ``update`` (or, if empty, do nothing)."""
+    action = ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in update)
+              if update else "DO NOTHING")
+    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({_marks(len(columns))}) "
+            f"ON CONFLICT ({conflict}) {action}")
+
+
+# -- row <-> record --------------------------------------------------------------------------
+
+_PAUSE_NAMES: Final = tuple(c for c, _t in PAUSE_COLUMNS)
+_PAUSE_SELECT: Final = f"SELECT {', '.join(_PAUSE_NAMES)} FROM {PAUSES}"
+_OUTSTANDING_PHASES: Final = tuple(sorted(p.value for p in OUTSTANDING))
+_OUTSTANDING_SQL: Final = f"phase IN ({_marks(len(_OUTSTANDING_PHASES))})"
+_RUN_NAMES: Final = tuple(c for c, _t in RUN_COLUMNS)
+_RUN_SELECT: Final = f"SELECT {', '.join(_RUN_NAMES)} FROM {RUNS}"
+
+
+def pause_to_row(r: PauseRecord) -> tuple[Any, ...]:
+    s = r.state
+    return (
+        *(getattr(r.claims, f) for f, _c, _t in CLAIM_COLUMNS),
+        r.kid, r.token, r.payload, s.phase.value, s.expires_at, int(s.turn_recorded),
+        s.response_digest, s.consumed_at, r.parent_run_id, r.result, r.version,
+    )
+
+
+def row_to_pause(row: Sequence[Any]) -> PauseRecord:
+    n = len(CLAIM_COLUMNS)
+    claims = Claims(**{f: row[i] for i, (f, _c, _t) in enumerate(CLAIM_COLUMNS)})
+    (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
+     parent_run_id, result, version) = row[n:]
+    return PauseRecord(
+        claims=claims, kid=kid, token=token, payload=payload,
+        state=PauseState(phase=Phase(phase), expires_at=int(expires_at),
+                         turn_recorded=bool(turn_recorded), response_digest=response_digest,
+                         consumed_at=None if consumed_at is None else int(consumed_at)),
+        parent_run_id=parent_run_id, result=result, version=int(version))
+
+
+def run_to_row(r: RunRecord) -> tuple[Any, ...]:
+    return (r.run_id, r.root_run_id, r.parent_run_id, r.session_id, r.thread_id, r.scope,
+            r.status.value, r.state)
+
+
+def row_to_run(row: Sequence[Any]) -> RunRecord:
+    run_id, root_run_id, parent_run_id, session_id, thread_id, scope, status, state = row
+    return RunRecord(run_id=run_id, root_run_id=root_run_id, parent_run_id=parent_run_id,
+                     session_id=session_id, thread_id=thread_id, scope=scope,
+                     status=RunStatus(status), state=state)
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+class SqlStore:
+    """A store bundle over one database: a connection per thread (opened by ``connect``), one
+    transaction per method, committed before the method returns.
+
+    Subclasses (:class:`~pausepoint.stores.SqliteStore`,
+    :class:`~pausepoint.stores.PostgresStore`) pick the dialect and say how to connect."""
+
+    durable: bool = True
+
+    def __init__(self, dialect: Dialect, connect: Callable[[], DBConnection]) -> None:
+        self.dialect = dialect
+        self._connect = connect
+        self._local = threading.local()
+        self._all: list[DBConnection] = []
+        self._all_lock = threading.Lock()
+        self._closed = False
+        self._pid = os.getpid()
+        self.ledger = SqlLedger(self)
+        self.checkpoints = SqlCheckpoints(self)
+        self.payloads = SqlPayloads(self)
+        self.effects = SqlEffects(self)
+        self.runs = SqlRuns(self)
+        self.create_schema()
+
+    # connections
+
+    def _conn(self) -> DBConnection:
+        if os.getpid() != self._pid:
+            # A forked child must not touch (let alone close) the parent's connections.
+            self._pid, self._local, self._all = os.getpid(), threading.local(), []
+        conn: DBConnection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(conn, "closed", False):
+            self._discard(conn)
+            conn = None
+        if conn is None:
+            if self._closed:
+                raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+                                      f"this {self.dialect.name} store was closed")
+            conn = self._guard(self._connect)
+            self._local.conn = conn
+            with self._all_lock:
+                self._all.append(conn)
+        return conn
+
+    def _discard(self, conn: DBConnection) -> None:
+        """Forget a connection that failed, so the next call opens a fresh one."""
+        self._local.conn = None
+        with self._all_lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        try:
+            conn.close()
+        except Exception:  # pragma: no cover - best effort on an already broken connection
+            pass
+
+    def close(self) -> None:
+        """Close every connection this store opened, in any thread."""
+        self._closed = True
+        with self._all_lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            try:
+                conn.close()
+            except Exception:  # pragma: no cover
+                pass
+        self._local = threading.local()
+
+    def _guard(self, fn: Callable[[], DBConnection]) -> DBConnection:
+        try:
+            return fn()
+        except self.dialect.errors as exc:
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: Exception) -> PausepointError:
+        return PausepointError(
+            ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+            f"the {self.dialect.name} store did not answer ({type(exc).__name__}: {exc}); "
+            "the transaction was rolled back")
+
+    # transactions
+
+    @contextmanager
+    def transaction(self, write: bool) -> Iterator[DBConnection]:
+        """One transaction on this thread's connection, committed on success and rolled back
+        on any error; driver errors become ``store_unavailable``."""
+        conn = self._conn()
+        try:
+            if write and self.dialect.begin_write is not None:
+                conn.execute(self.dialect.begin_write)
+            yield conn
+            conn.commit()
+        except self.dialect.errors as exc:
+            self._rollback(conn)
+            raise self._unavailable(exc) from exc
+        except BaseException:
+            self._rollback(conn)
+            raise
+
+    def _rollback(self, conn: DBConnection) -> None:
+        try:
+            conn.rollback()
+        except self.dialect.errors:
+            self._discard(conn)
+
+    def execute(self, conn: DBConnection, query: str, params: Sequence[Any] = ()) -> Any:
+        return conn.execute(self.dialect.sql(query), tuple(params))
+
+    def read(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self.transaction(write=False) as conn:
+            cur = self.execute(conn, query, params)
+            rows: list[Any] = cur.fetchall()
+            cur.close()
+            return rows
+
+    def write(self, query: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement in its own committed transaction; return its row count."""
+        with self.transaction(write=True) as conn:
+            cur = self.execute(conn, query, params)
+            count: int = cur.rowcount
+            cur.close()
+            return count
+
+    def create_schema(self) -> None:
+        with self.transaction(write=True) as conn:
+            if self.dialect.schema_lock is not None:
+                self.execute(conn, self.dialect.schema_lock)
+            for ddl in schema(self.dialect):
+                self.execute(conn, ddl)
+
+
+class _Facet:
+    durable: bool = True
+
+    def __init__(self, store: SqlStore) -> None:
+        self._s = store
+
+
+class SqlLedger(_Facet):
+    """:class:`pausepoint.ports.Ledger` over SQL."""
+
+    _ISSUE: Final = _insert(PAUSES, _PAUSE_NAMES, "interrupt_id", ())
+    _TRANSITION: Final = (
+        f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
+        "response_digest = ?, consumed_at = ?, result = COALESCE(?, result), "
+        "version = version + 1 WHERE interrupt_id = ? AND version = ?")
+
+    def issue(self, record: PauseRecord) -> bool:
+        return self._s.write(self._ISSUE, pause_to_row(record)) == 1
+
+    def get(self, interrupt_id: str) -> PauseRecord | None:
+        rows = self._s.read(f"{_PAUSE_SELECT} WHERE interrupt_id = ?", (interrupt_id,))
+        return row_to_pause(rows[0]) if rows else None
+
+    def transition(self, interrupt_id: str, expected_version: int, new: PauseState,
+                   result: str | None = None) -> bool:
+        """The single-winner conditional update; ``result``, when given, is written with it."""
+        return self._s.write(self._TRANSITION, (
+            new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
+            new.consumed_at, result, interrupt_id, expected_version)) == 1
+
+    def set_result(self, interrupt_id: str, result: str) -> None:
+        self._s.write(f"UPDATE {PAUSES} SET result = ? WHERE interrupt_id = ? AND result IS NULL",
+                      (result, interrupt_id))
+
+    def by_run(self, run_id: str) -> Sequence[PauseRecord]:
+        rows = self._s.read(f"{_PAUSE_SELECT} WHERE run_id = ? ORDER BY seq", (run_id,))
+        return [row_to_pause(r) for r in rows]
+
+    def outstanding(self) -> Sequence[PauseRecord]:
+        rows = self._s.read(f"{_PAUSE_SELECT} WHERE {_OUTSTANDING_SQL} ORDER BY seq",
+                            _OUTSTANDING_PHASES)
+        return [row_to_pause(r) for r in rows]
+
+    def outstanding_for_key(self, kid: str) -> int:
+        rows = self._s.read(f"SELECT COUNT(*) FROM {PAUSES} WHERE {_OUTSTANDING_SQL} AND kid = ?",
+                            (*_OUTSTANDING_PHASES, kid))
+        return int(rows[0][0])
+
+
+class SqlCheckpoints(_Facet):
+    """:class:`pausepoint.ports.CheckpointStore` over SQL."""
+
+    _WRITE: Final = _insert(CHECKPOINTS, ("checkpoint_id", "thread_id", "turn"), "checkpoint_id",
+                            ("thread_id", "turn"))
+
+    def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool:
+        """True only once the write is committed; a store error reports False, never raises
+        (``turn.resumable.earned``)."""
+        try:
+            self._s.write(self._WRITE, (checkpoint_id, thread_id, turn))
+        except PausepointError as exc:
+            if exc.code is ErrorCode.STORE_UNAVAILABLE:
+                return False
+            raise  # pragma: no cover - write raises nothing else
+        return True
+
+    def read(self, checkpoint_id: str) -> str | None:
+        rows = self._s.read(f"SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?",
+                            (checkpoint_id,))
+        return str(rows[0][0]) if rows else None
+
+    def latest(self, thread_id: str) -> str | None:
+        rows = self._s.read(f"SELECT checkpoint_id FROM {CHECKPOINTS} WHERE thread_id = ? "
+                            "ORDER BY seq DESC LIMIT 1", (thread_id,))
+        return str(rows[0][0]) if rows else None
+
+
+class SqlPayloads(_Facet):
+    """:class:`pausepoint.ports.PayloadStore` over SQL; the first recorded payload stays."""
+
+    _RECORD: Final = _insert(PAYLOADS, ("interrupt_id", "payload"), "interrupt_id", ())
+
+    def record(self, interrupt_id: str, payload: str) -> None:
+        self._s.write(self._RECORD, (interrupt_id, payload))
+
+    def get(self, interrupt_id: str) -> str | None:
+        rows = self._s.read(f"SELECT payload FROM {PAYLOADS} WHERE interrupt_id = ?",
+                            (interrupt_id,))
+        return str(rows[0][0]) if rows else None
+
+
+class SqlEffects(_Facet):
+    """:class:`pausepoint.ports.EffectJournal` over SQL."""
+
+    _PUT: Final = _insert(EFFECTS, ("run_id", "effect_key", "status"), "run_id, effect_key",
+                          ("status",))
+
+    def _put(self, run_id: str, key: str, status: EffectStatus) -> None:
+        self._s.write(self._PUT, (run_id, key, EffectStatus(status).value))
+
+    def start(self, run_id: str, key: str) -> None:
+        self._put(run_id, key, EffectStatus.STARTED)
+
+    def finish(self, run_id: str, key: str) -> None:
+        self._put(run_id, key, EffectStatus.FINISHED)
+
+    def settle(self, run_id: str, key: str, status: EffectStatus) -> None:
+        self._put(run_id, key, status)
+
+    def status(self, run_id: str, key: str) -> EffectStatus | None:
+        rows = self._s.read(f"SELECT status FROM {EFFECTS} WHERE run_id = ? AND effect_key = ?",
+                            (run_id, key))
+        return EffectStatus(rows[0][0]) if rows else None
+
+    def open_entries(self, run_id: str) -> Sequence[str]:
+        rows = self._s.read(f"SELECT effect_key FROM {EFFECTS} WHERE run_id = ? AND status = ? "
+                            "ORDER BY seq", (run_id, EffectStatus.STARTED.value))
+        return [str(r[0]) for r in rows]
+
+
+class SqlRuns(_Facet):
+    """:class:`pausepoint.ports.RunStore` over SQL."""
+
+    _PUT: Final = _insert(RUNS, _RUN_NAMES, "run_id", _RUN_NAMES[1:])
+
+    def put(self, run: RunRecord) -> None:
+        self._s.write(self._PUT, run_to_row(run))
+
+    def get(self, run_id: str) -> RunRecord | None:
+        rows = self._s.read(f"{_RUN_SELECT} WHERE run_id = ?", (run_id,))
+        return row_to_run(rows[0]) if rows else None
+
+    def children(self, run_id: str) -> Sequence[RunRecord]:
+        rows = self._s.read(f"{_RUN_SELECT} WHERE parent_run_id = ? ORDER BY seq", (run_id,))
+        return [row_to_run(r) for r in rows]

@@ -1,0 +1,66 @@
+"""The embedded durable default: SQLite in WAL mode, shareable by threads and processes.
+
+Each thread gets its own connection (opened on first use) in autocommit mode, so the shared
+code decides where transactions begin: writes open with ``BEGIN IMMEDIATE``, which takes the
+database's single write lock before reading anything, so a conditional update in one process
+cannot interleave with another's.  ``synchronous=FULL`` makes each commit durable before it is
+reported (``durability.commit-per-change``); a 30 s busy timeout lets writers queue instead of
+failing when several processes share the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from ..clauses import ErrorCode
+from ..errors import PausepointError
+from .sql import Dialect, SqlStore
+
+SQLITE: Dialect = Dialect(
+    name="sqlite",
+    placeholder="?",
+    serial_key="INTEGER PRIMARY KEY AUTOINCREMENT",
+    begin_write="BEGIN IMMEDIATE",
+    schema_lock=None,  # BEGIN IMMEDIATE already serialises schema creation
+    errors=(sqlite3.Error,),
+)
+
+BUSY_TIMEOUT_S: float = 30.0
+MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
+
+
+class SqliteStore(SqlStore):
+    """Every store port in one SQLite file (``durable = True``)."""
+
+    def __init__(self, path: str | os.PathLike[str], *,
+                 busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        self.path = os.fspath(path)
+        if self.path in ("", ":memory:") or self.path.startswith("file::memory:"):
+            raise PausepointError(
+                ErrorCode.WIRING_INVALID, "wiring.consistent",
+                "SqliteStore needs a file (each thread opens its own connection, and an "
+                "in-memory database would not be shared nor durable); use MemoryStore instead")
+        if sqlite3.sqlite_version_info < MIN_SQLITE:
+            raise PausepointError(  # pragma: no cover - every supported Python bundles newer
+                ErrorCode.WIRING_INVALID, "wiring.consistent",
+                f"SQLite {sqlite3.sqlite_version} is older than 3.24, which lacks upserts")
+        self.busy_timeout = busy_timeout
+        super().__init__(SQLITE, self._open)
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                raise sqlite3.OperationalError(f"could not switch {self.path} to WAL: {mode}")
+            conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
