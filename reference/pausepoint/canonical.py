@@ -1,0 +1,125 @@
+"""Canonical JSON, digests and input bounds -- pure helpers shared by tokens and services.
+
+*Canonical JSON* is the one serialisation the project hashes, signs and compares:
+
+* ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+  allow_nan=False)`` -- keys sorted, no whitespace, every non-ASCII character escaped as
+  ``\\uXXXX``, so the text is pure ASCII;
+* only JSON values are allowed: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``,
+  ``bool``, ``None`` and finite ``float`` (subclasses of ``str``/``int``/``float`` such as
+  ``StrEnum`` members serialise as their base value; containers must be exactly ``dict`` or
+  ``list``).  Tuples, sets, bytes, non-string keys, NaN and the infinities are refused (with
+  :class:`ValueError`) instead of being coerced;
+* keys are sorted by Python string order (Unicode code points), floats are written as Python's
+  shortest round-trip ``repr``.
+
+:func:`digest` is the SHA-256 hex digest of a text's UTF-8 bytes (the payload digest carried by
+a token).
+
+:func:`check_bounds` is the size and depth bound applied to pause payloads and resume responses
+(clauses ``pause.payload.schema``, ``resume.response.schema``, ``input.bounded``).  It never
+raises and never recurses, so hostile input (deeply nested, cyclic, huge) gets a message back
+instead of a ``RecursionError`` or a long serialisation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Final
+
+MAX_BYTES: Final[int] = 65536
+"""Default bound on the length of a value's canonical JSON text (it is ASCII: chars == bytes)."""
+
+MAX_DEPTH: Final[int] = 32
+"""Default bound on nesting: a scalar has depth 0, ``[]``/``{}`` depth 1, ``[[1]]`` depth 2."""
+
+
+def _scalar_text(value: object) -> str | None:
+    """The canonical text of a JSON scalar, or None if ``value`` is not one."""
+    if value is None or value is True or value is False:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return int.__repr__(value)  # ValueError past sys.int_info.str_digits_check_threshold
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("NaN and infinities are not JSON")
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return json.dumps(str.__str__(value), ensure_ascii=True)
+    return None
+
+
+def check_bounds(value: object, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> str | None:
+    """Return why ``value`` is out of bounds, or None if it is a JSON value whose canonical text
+    is at most ``max_bytes`` long and whose nesting depth is at most ``max_depth``.
+
+    Out of bounds: any non-JSON type (set, tuple, bytes, arbitrary objects, ``dict``/``list``
+    subclasses, a ``dict`` with a non-``str`` key, NaN, +-inf, an ``int`` too long to print), a
+    cycle, too deep, too long.  The walk is
+    iterative and stops as soon as a bound is crossed, so its cost is bounded by ``max_bytes``.
+    When it returns None, ``len(canonical_json(value))`` equals the size it measured.
+    """
+    size = 0
+    # Each stack entry: (value, depth at which the value sits).
+    stack: list[tuple[object, int]] = [(value, 0)]
+    on_path: set[int] = set()
+    # Post-order markers to keep cycle detection precise (a shared, non-cyclic sub-value is
+    # fine; a container reachable from itself is not).
+    exits: list[tuple[int, int]] = []  # (stack height when the container was entered, id)
+    while stack:
+        while exits and len(stack) <= exits[-1][0]:
+            on_path.discard(exits.pop()[1])
+        item, depth = stack.pop()
+        try:
+            text = _scalar_text(item)
+        except ValueError as exc:
+            return f"value out of bounds: {exc}"
+        if text is not None:
+            size += len(text)
+        elif type(item) is dict or type(item) is list:
+            if depth + 1 > max_depth:
+                return f"value nested deeper than {max_depth} levels"
+            if id(item) in on_path:
+                return "value contains a cycle"
+            on_path.add(id(item))
+            exits.append((len(stack), id(item)))
+            if type(item) is dict:
+                size += 2 + max(len(item) - 1, 0)  # braces and commas
+                for key, sub in item.items():
+                    if not isinstance(key, str):
+                        return f"object key {type(key).__name__} is not a string"
+                    size += len(json.dumps(key, ensure_ascii=True)) + 1  # key and colon
+                    stack.append((sub, depth + 1))
+            else:
+                size += 2 + max(len(item) - 1, 0)  # brackets and commas
+                for sub in item:
+                    stack.append((sub, depth + 1))
+        else:
+            return f"value of type {type(item).__name__} is not JSON"
+        if size > max_bytes:
+            return f"value larger than {max_bytes} bytes of canonical JSON"
+    return None
+
+
+def canonical_json(value: object) -> str:
+    """Serialise a JSON value canonically (sorted keys, no whitespace, ASCII only).
+
+    Raises :class:`ValueError` for anything that is not a JSON value (see the module docstring)
+    and for cycles.  It applies no size or depth bound of its own beyond
+    ``sys.getrecursionlimit``; call :func:`check_bounds` first on untrusted input.
+    """
+    problem = check_bounds(value, max_bytes=2**63, max_depth=2**31)
+    if problem is not None:
+        raise ValueError(problem)
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                          allow_nan=False)
+    except RecursionError as exc:
+        raise ValueError("value nested too deeply to serialise") from exc
+
+
+def digest(text: str) -> str:
+    """SHA-256 of ``text`` encoded as UTF-8, as 64 lowercase hex digits."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,723 @@
+"""Tests of pause tokens, the key ring and the canonical-JSON helpers.
+
+Each test cites the clause ids it exercises in its docstring; assertions on a refusal's clause
+go through :func:`pausepoint.clauses.clause`, which fails on an id not in the catalogue.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pausepoint.canonical import MAX_BYTES, MAX_DEPTH, canonical_json, check_bounds, digest
+from pausepoint.clauses import ErrorCode, clause
+from pausepoint.errors import PausepointError
+from pausepoint.ports import Claims, Signer
+from pausepoint.tokens import (
+    MAX_TOKEN_LENGTH,
+    Ed25519Key,
+    Ed25519VerifyKey,
+    HmacKey,
+    KeyRing,
+    SigningKey,
+    b64url_decode,
+    b64url_encode,
+    claims_json,
+    header_json,
+)
+
+REFUSED = (ErrorCode.TOKEN_MALFORMED, ErrorCode.TOKEN_INVALID)
+PROPERTY = settings(max_examples=300, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def make_claims(**over: Any) -> Claims:
+    base: dict[str, Any] = dict(
+        interrupt_id="int-1", run_id="run-1", root_run_id="root-1", session_id="sess-1",
+        thread_id="thr-1", checkpoint_id="ckpt-1", scope="tenant-a", name="approve_refund",
+        tool_call_id="call-1", payload_digest=digest('{"amount":12}'), issued_at=1_000,
+        expires_at=61_000)
+    base.update(over)
+    return Claims(**base)
+
+
+def refusal(ring: KeyRing, token: object) -> PausepointError:
+    """Verify ``token`` and return the refusal; fail the test if it was accepted or if anything
+    other than a PausepointError escaped."""
+    try:
+        got = ring.verify(token)  # type: ignore[arg-type]
+    except PausepointError as err:
+        assert err.code in REFUSED, err
+        return err
+    pytest.fail(f"token accepted: {token!r} -> {got!r}")
+
+
+def b64json(text: str) -> str:
+    return b64url_encode(text.encode("utf-8"))
+
+
+def forge(key: SigningKey, header: str, claims: str, prefix: str = "pp1") -> str:
+    """A token with arbitrary header/claims text, correctly signed by ``key`` -- so a refusal
+    can only come from the parsing rules, not from the signature."""
+    signing_input = f"{prefix}.{b64json(header)}.{b64json(claims)}"
+    return signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
+
+
+@pytest.fixture
+def key() -> Ed25519Key:
+    return Ed25519Key.generate("k1")
+
+
+@pytest.fixture
+def ring(key: Ed25519Key) -> KeyRing:
+    return KeyRing(key)
+
+
+@pytest.fixture
+def token(ring: KeyRing) -> str:
+    return ring.mint(make_claims())[0]
+
+
+# -- round trip and format -------------------------------------------------------------------
+
+
+def test_round_trip_token_claims(ring: KeyRing) -> None:
+    """token.claims, resume.token.authentic: every claim survives mint -> verify."""
+    claims = make_claims(scope="é/ünïcødé \u2028 \"q\"", name="x" * 50, issued_at=-5,
+                         expires_at=2**53)
+    token, kid = ring.mint(claims)
+    assert kid == "k1"
+    assert ring.verify(token) == claims
+
+
+def test_keyring_is_a_signer(ring: KeyRing) -> None:
+    """resume.token.authentic: the key ring implements the Signer port."""
+    assert isinstance(ring, Signer)
+
+
+def test_format_is_documented_layout(ring: KeyRing, token: str) -> None:
+    """token.parse.strict, token.claims, token.key-id: pp1.<header>.<claims>.<sig>, canonical
+    JSON header with kid/typ/v and no algorithm, claims with every Claims field."""
+    prefix, h, c, s = token.split(".")
+    assert prefix == "pp1"
+    assert "=" not in token
+    header = b64url_decode(h).decode("ascii")
+    assert header == '{"kid":"k1","typ":"pausepoint","v":1}' == header_json("k1")
+    body = b64url_decode(c).decode("ascii")
+    assert body == claims_json(make_claims())
+    assert set(json.loads(body)) == {f.name for f in attrs.fields(Claims)}
+    assert json.loads(body)["v"] == 1
+    assert len(b64url_decode(s)) == 64  # Ed25519
+
+
+def test_claims_text_is_canonical() -> None:
+    """token.claims: sorted keys, no whitespace, ASCII escapes."""
+    text = claims_json(make_claims(scope="é"))
+    assert text == json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+    assert text.isascii() and " " not in text and "\\u00e9" in text
+
+
+def test_hmac_round_trip() -> None:
+    """token.integrity, token.parse.strict: HS256 keys sign and verify; 32-byte tags."""
+    ring = KeyRing(HmacKey.generate("h1"))
+    token, kid = ring.mint(make_claims())
+    assert kid == "h1" and ring.algorithm("h1") == "HS256"
+    assert ring.verify(token) == make_claims()
+    assert len(b64url_decode(token.split(".")[3])) == 32
+    other = KeyRing(HmacKey.generate("h1"))
+    assert refusal(other, token).code is ErrorCode.TOKEN_INVALID
+
+
+def test_hmac_secret_too_short_refused() -> None:
+    """token.integrity: a weak HMAC secret cannot be configured."""
+    with pytest.raises(ValueError):
+        HmacKey("h1", b"short")
+    HmacKey("h1", b"x" * 32)
+
+
+def test_algorithms_bound_to_key_type(key: Ed25519Key) -> None:
+    """token.parse.strict: one fixed algorithm per key."""
+    assert key.algorithm == "EdDSA"
+    assert key.verify_key().algorithm == "EdDSA"
+    assert HmacKey.generate("h").algorithm == "HS256"
+
+
+def test_secrets_not_in_repr(key: Ed25519Key) -> None:
+    """token.integrity: key material never leaks through repr."""
+    h = HmacKey("h1", b"S" * 32)
+    assert "SSSS" not in repr(h)
+    raw = key.private_key.private_bytes_raw()
+    assert raw.hex() not in repr(key) and str(raw) not in repr(key)
+
+
+@pytest.mark.parametrize("kid", ["", "a b", "é", "x" * 65, "a.b\n"])
+def test_bad_kid_refused(kid: str) -> None:
+    """token.key-id: key ids are short, printable ASCII."""
+    with pytest.raises(ValueError):
+        Ed25519Key.generate(kid)
+
+
+# -- verify-only public keys -----------------------------------------------------------------
+
+
+def test_public_key_only_verifies(key: Ed25519Key, token: str) -> None:
+    """token.key-id, token.integrity: a ring holding only the public half (loaded by kid from
+    raw bytes) verifies Ed25519 tokens."""
+    raw = key.verify_key().public_bytes()
+    verifier = KeyRing(Ed25519Key.generate("local"), [Ed25519VerifyKey.from_public_bytes("k1", raw)])
+    assert verifier.verify(token) == make_claims()
+    other = KeyRing(Ed25519Key.generate("local"),
+                    [Ed25519Key.generate("k1").verify_key()])
+    assert refusal(other, token).clause == clause("token.integrity")
+
+
+def test_verify_key_cannot_become_active(key: Ed25519Key) -> None:
+    """token.rotation.drain: only a signing key can be rotated in."""
+    ring = KeyRing(key)
+    with pytest.raises(TypeError):
+        ring.rotate(Ed25519Key.generate("k2").verify_key())  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        KeyRing(key.verify_key())  # type: ignore[arg-type]
+    assert ring.active_kid == "k1" and ring.kids() == ("k1",)
+
+
+def test_private_bytes_reload(key: Ed25519Key, token: str) -> None:
+    """token.key-id: a key reloaded from its raw private bytes verifies its old tokens."""
+    again = Ed25519Key.from_private_bytes("k1", key.private_key.private_bytes_raw())
+    assert KeyRing(again).verify(token) == make_claims()
+
+
+# -- rotation and drain ----------------------------------------------------------------------
+
+
+def test_rotation_new_key_signs_old_still_verifies(ring: KeyRing, token: str) -> None:
+    """token.rotation.drain, token.key-id"""
+    ring.rotate(Ed25519Key.generate("k2"))
+    assert ring.active_kid == "k2"
+    assert ring.kids() == ("k1", "k2")
+    new_token, kid = ring.mint(make_claims(interrupt_id="int-2"))
+    assert kid == "k2"
+    assert json.loads(b64url_decode(new_token.split(".")[1]))["kid"] == "k2"
+    assert ring.verify(new_token).interrupt_id == "int-2"
+    assert ring.verify(token) == make_claims()
+
+
+def test_rotation_to_hmac_and_back(ring: KeyRing, token: str) -> None:
+    """token.rotation.drain, token.parse.strict: mixed algorithms, each bound to its kid."""
+    ring.rotate(HmacKey.generate("h2"))
+    t2, kid = ring.mint(make_claims())
+    assert kid == "h2" and ring.algorithm("h2") == "HS256" and ring.algorithm("k1") == "EdDSA"
+    assert ring.verify(t2) == ring.verify(token) == make_claims()
+
+
+def test_duplicate_kid_refused(ring: KeyRing) -> None:
+    """token.key-id: a kid names exactly one key; it cannot be replaced in place."""
+    with pytest.raises(PausepointError) as exc:
+        ring.rotate(Ed25519Key.generate("k1"))
+    assert exc.value.code is ErrorCode.WIRING_INVALID
+    with pytest.raises(PausepointError):
+        ring.add(HmacKey.generate("k1"))
+    assert ring.kids() == ("k1",)
+
+
+@pytest.mark.parametrize("outstanding", [1, 7, -1, True, 0.0, None, "0"])
+def test_retire_refused_while_not_drained(ring: KeyRing, token: str, outstanding: Any) -> None:
+    """token.rotation.drain: refused with key_not_drained unless the drain proof is int 0."""
+    ring.rotate(Ed25519Key.generate("k2"))
+    with pytest.raises(PausepointError) as exc:
+        ring.retire("k1", outstanding)
+    assert exc.value.code is ErrorCode.KEY_NOT_DRAINED
+    assert exc.value.clause == clause("token.rotation.drain")
+    assert ring.kids() == ("k1", "k2")
+    assert ring.verify(token) == make_claims()
+
+
+def test_retire_at_zero_then_old_tokens_invalid(ring: KeyRing, token: str) -> None:
+    """token.rotation.drain, token.key-id: retired at 0; its tokens become token_invalid."""
+    ring.rotate(Ed25519Key.generate("k2"))
+    new_token, _ = ring.mint(make_claims())
+    ring.retire("k1", 0)
+    assert ring.kids() == ("k2",)
+    err = refusal(ring, token)
+    assert err.code is ErrorCode.TOKEN_INVALID
+    assert err.clause == clause("token.key-id")
+    assert ring.verify(new_token) == make_claims()
+
+
+def test_retire_active_key_refused(ring: KeyRing) -> None:
+    """token.rotation.drain: the active key keeps signing, so it is never drained."""
+    with pytest.raises(PausepointError) as exc:
+        ring.retire("k1", 0)
+    assert exc.value.code is ErrorCode.KEY_NOT_DRAINED
+    assert exc.value.clause == clause("token.rotation.drain")
+    assert ring.kids() == ("k1",)
+
+
+def test_retire_unknown_kid_refused(ring: KeyRing) -> None:
+    """token.rotation.drain"""
+    with pytest.raises(PausepointError) as exc:
+        ring.retire("nope", 0)
+    assert exc.value.code is ErrorCode.KEY_UNKNOWN
+    assert exc.value.clause == clause("token.rotation.drain")
+
+
+def test_algorithm_of_unknown_kid(ring: KeyRing) -> None:
+    """token.key-id"""
+    with pytest.raises(PausepointError) as exc:
+        ring.algorithm("nope")
+    assert exc.value.code is ErrorCode.KEY_UNKNOWN
+
+
+# -- integrity: altered bytes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make_key", [Ed25519Key.generate, HmacKey.generate])
+def test_every_flipped_byte_refused(make_key: Any) -> None:
+    """token.integrity, token.parse.strict: flipping any bit of any character of a real token
+    (seven masks keep it ASCII) is refused, never accepted."""
+    ring = KeyRing(make_key("k1"))
+    token, _ = ring.mint(make_claims())
+    tried = 0
+    for i, ch in enumerate(token):
+        for bit in range(7):
+            altered = token[:i] + chr(ord(ch) ^ (1 << bit)) + token[i + 1:]
+            assert altered != token
+            refusal(ring, altered)
+            tried += 1
+    assert tried == 7 * len(token)
+
+
+def test_every_position_replaced_by_every_alphabet_char(ring: KeyRing, token: str) -> None:
+    """token.integrity: every other base64url/dot character at every position is refused."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.="
+    for i, ch in enumerate(token):
+        for repl in alphabet:
+            if repl != ch:
+                refusal(ring, token[:i] + repl + token[i + 1:])
+
+
+def test_trailing_bits_alias_refused(ring: KeyRing) -> None:
+    """token.parse.strict, token.integrity: a part re-encoded with non-zero unused trailing
+    bits decodes to the same bytes but is refused as non-canonical."""
+    token, _ = ring.mint(make_claims())
+    parts = token.split(".")
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    aliased_any = False
+    for index in (1, 2, 3):
+        part = parts[index]
+        if len(part) % 4 == 0:
+            continue
+        for alias in alphabet:
+            if alias == part[-1]:
+                continue
+            candidate = part[:-1] + alias
+            padded = candidate + "=" * (-len(candidate) % 4)
+            if base64.urlsafe_b64decode(padded) == base64.urlsafe_b64decode(
+                    part + "=" * (-len(part) % 4)):
+                aliased_any = True
+                forged = ".".join(parts[:index] + [candidate] + parts[index + 1:])
+                err = refusal(ring, forged)
+                assert err.code is ErrorCode.TOKEN_MALFORMED
+                assert err.clause == clause("token.parse.strict")
+    assert aliased_any  # the test really exercised an alias
+
+
+def test_truncation_at_every_length(ring: KeyRing, token: str) -> None:
+    """token.integrity, token.parse.strict"""
+    for n in range(len(token)):
+        refusal(ring, token[:n])
+    for n in range(1, len(token)):
+        refusal(ring, token[n:])
+
+
+@pytest.mark.parametrize("suffix", ["A", "AA", "AAA", "AAAA", "=", "==", ".", ".A", "\n", " ",
+                                    ".pp1", "\x00"])
+def test_extension_refused(ring: KeyRing, token: str, suffix: str) -> None:
+    """token.integrity, token.parse.strict"""
+    refusal(ring, token + suffix)
+    refusal(ring, suffix + token)
+
+
+def test_padding_inside_parts_refused(ring: KeyRing, token: str) -> None:
+    """token.parse.strict: no padding, anywhere."""
+    parts = token.split(".")
+    for index in (1, 2, 3):
+        padded = parts[index] + "=" * (-len(parts[index]) % 4 or 4)
+        refusal(ring, ".".join(parts[:index] + [padded] + parts[index + 1:]))
+
+
+def test_other_ring_same_kid_invalid(token: str) -> None:
+    """token.integrity: the same kid in another ring is a different key."""
+    other = KeyRing(Ed25519Key.generate("k1"))
+    err = refusal(other, token)
+    assert err.code is ErrorCode.TOKEN_INVALID
+    assert err.clause == clause("token.integrity")
+
+
+def test_unknown_kid_invalid(token: str) -> None:
+    """token.key-id"""
+    other = KeyRing(Ed25519Key.generate("k9"))
+    err = refusal(other, token)
+    assert err.code is ErrorCode.TOKEN_INVALID
+    assert err.clause == clause("token.key-id")
+
+
+def test_swapped_claims_invalid(ring: KeyRing) -> None:
+    """token.integrity, resume.token.binds-one-pause: claims moved between two valid tokens."""
+    a, _ = ring.mint(make_claims(interrupt_id="A"))
+    b, _ = ring.mint(make_claims(interrupt_id="B"))
+    pa, pb = a.split("."), b.split(".")
+    assert pa[2] != pb[2]
+    for forged in (".".join([pa[0], pa[1], pb[2], pa[3]]), ".".join([pb[0], pb[1], pa[2], pb[3]])):
+        err = refusal(ring, forged)
+        assert err.code is ErrorCode.TOKEN_INVALID
+        assert err.clause == clause("token.integrity")
+
+
+def test_swapped_signature_invalid(ring: KeyRing) -> None:
+    """token.integrity"""
+    a, _ = ring.mint(make_claims(interrupt_id="A"))
+    b, _ = ring.mint(make_claims(interrupt_id="B"))
+    forged = a.rsplit(".", 1)[0] + "." + b.rsplit(".", 1)[1]
+    assert refusal(ring, forged).code is ErrorCode.TOKEN_INVALID
+
+
+# -- strict header and claims (correctly signed, so only parsing can refuse) ----------------
+
+
+def test_forge_helper_control(key: Ed25519Key, ring: KeyRing) -> None:
+    """token.parse.strict: control -- a forged token with the canonical texts is accepted, so
+    the refusals below come from the parser, not from the helper."""
+    token = forge(key, header_json("k1"), claims_json(make_claims()))
+    assert token == ring.mint(make_claims())[0]
+    assert ring.verify(token) == make_claims()
+
+
+HEADER_VARIANTS = {
+    "alg none": '{"alg":"none","kid":"k1","typ":"pausepoint","v":1}',
+    "alg EdDSA": '{"alg":"EdDSA","kid":"k1","typ":"pausepoint","v":1}',
+    "alg HS256": '{"alg":"HS256","kid":"k1","typ":"pausepoint","v":1}',
+    "extra key": '{"kid":"k1","typ":"pausepoint","v":1,"x":0}',
+    "missing typ": '{"kid":"k1","v":1}',
+    "wrong typ": '{"kid":"k1","typ":"JWT","v":1}',
+    "v 2": '{"kid":"k1","typ":"pausepoint","v":2}',
+    "v bool": '{"kid":"k1","typ":"pausepoint","v":true}',
+    "v float": '{"kid":"k1","typ":"pausepoint","v":1.0}',
+    "v string": '{"kid":"k1","typ":"pausepoint","v":"1"}',
+    "kid int": '{"kid":1,"typ":"pausepoint","v":1}',
+    "unsorted": '{"typ":"pausepoint","kid":"k1","v":1}',
+    "whitespace": '{"kid": "k1","typ":"pausepoint","v":1}',
+    "trailing newline": '{"kid":"k1","typ":"pausepoint","v":1}\n',
+    "escaped char": '{"kid":"\\u006b1","typ":"pausepoint","v":1}',
+    "duplicate key": '{"kid":"k1","kid":"k1","typ":"pausepoint","v":1}',
+    "array": '["k1","pausepoint",1]',
+    "not json": "kid=k1",
+    "empty": "",
+    "utf8 bom": '\ufeff{"kid":"k1","typ":"pausepoint","v":1}',
+}
+
+
+@pytest.mark.parametrize("header", list(HEADER_VARIANTS.values()), ids=list(HEADER_VARIANTS))
+def test_noncanonical_or_foreign_header_malformed(key: Ed25519Key, ring: KeyRing,
+                                                  header: str) -> None:
+    """token.parse.strict: no algorithm from the token, no extra keys, canonical bytes only."""
+    forged = forge(key, header, claims_json(make_claims()))
+    err = refusal(ring, forged)
+    assert err.code is ErrorCode.TOKEN_MALFORMED
+    assert err.clause == clause("token.parse.strict")
+
+
+def test_hs256_with_public_key_as_secret_refused(key: Ed25519Key, ring: KeyRing) -> None:
+    """token.parse.strict, token.integrity: the classic algorithm-confusion forgery (HMAC keyed
+    with the Ed25519 public key, header saying HS256) fails: the header cannot name an
+    algorithm and kid k1 is bound to EdDSA."""
+    pub = key.verify_key().public_bytes()
+    confused = HmacKey("k1", pub)
+    plain = forge(confused, header_json("k1"), claims_json(make_claims()))
+    err = refusal(ring, plain)
+    assert err.code is ErrorCode.TOKEN_INVALID and err.clause == clause("token.integrity")
+    with_alg = forge(confused, '{"alg":"HS256","kid":"k1","typ":"pausepoint","v":1}',
+                     claims_json(make_claims()))
+    assert refusal(ring, with_alg).code is ErrorCode.TOKEN_MALFORMED
+
+
+def _claims_dict() -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(claims_json(make_claims()))
+    return result
+
+
+def _mutated_claims() -> dict[str, str]:
+    cases: dict[str, str] = {}
+    d = _claims_dict()
+    cases["extra key"] = canonical_json({**d, "admin": True})
+    cases["missing key"] = canonical_json({k: v for k, v in d.items() if k != "scope"})
+    cases["v 2"] = canonical_json({**d, "v": 2})
+    cases["v bool"] = canonical_json({**d, "v": True})
+    cases["issued_at bool"] = canonical_json({**d, "issued_at": True})
+    cases["issued_at float"] = canonical_json({**d, "issued_at": 1000.0})
+    cases["issued_at string"] = canonical_json({**d, "issued_at": "1000"})
+    cases["scope int"] = canonical_json({**d, "scope": 7})
+    cases["scope null"] = canonical_json({**d, "scope": None})
+    cases["scope list"] = canonical_json({**d, "scope": ["tenant-a"]})
+    text = claims_json(make_claims())
+    cases["whitespace"] = text.replace(",", ", ", 1)
+    cases["unsorted"] = json.dumps(dict(reversed(list(d.items()))), separators=(",", ":"))
+    cases["escaped ascii"] = text.replace('"tenant-a"', '"\\u0074enant-a"')
+    cases["raw utf8"] = claims_json(make_claims(scope="é")).replace("\\u00e9", "é")
+    cases["upper-case escape"] = claims_json(make_claims(scope="é")).replace("\\u00e9", "\\u00E9")
+    cases["exponent"] = text.replace('"issued_at":1000', '"issued_at":1e3')
+    cases["leading zero"] = text.replace('"issued_at":1000', '"issued_at":01000')
+    cases["NaN"] = text.replace('"issued_at":1000', '"issued_at":NaN')
+    cases["duplicate"] = text.replace('{"checkpoint_id":"ckpt-1",',
+                                      '{"checkpoint_id":"x","checkpoint_id":"ckpt-1",')
+    cases["trailing"] = text + " "
+    cases["array"] = "[1]"
+    cases["deep"] = "[" * 1200 + "]" * 1200
+    return cases
+
+
+@pytest.mark.parametrize("body", list(_mutated_claims().values()), ids=list(_mutated_claims()))
+def test_noncanonical_or_mistyped_claims_malformed(key: Ed25519Key, ring: KeyRing,
+                                                   body: str) -> None:
+    """token.parse.strict, token.claims: exact keys, exact types, canonical bytes -- even when
+    correctly signed."""
+    forged = forge(key, header_json("k1"), body)
+    err = refusal(ring, forged)
+    assert err.code is ErrorCode.TOKEN_MALFORMED
+    assert err.clause == clause("token.parse.strict")
+
+
+@pytest.mark.parametrize("prefix", ["pp2", "PP1", "pp", "", "jwt"])
+def test_wrong_prefix_malformed(key: Ed25519Key, ring: KeyRing, prefix: str) -> None:
+    """token.parse.strict"""
+    forged = forge(key, header_json("k1"), claims_json(make_claims()), prefix=prefix)
+    assert refusal(ring, forged).code is ErrorCode.TOKEN_MALFORMED
+
+
+# -- hostile inputs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [
+    None, 0, 1, -1, 3.5, True, b"pp1.a.b.c", bytearray(b"pp1"), ["pp1"], {"t": 1}, object(),
+    "", ".", "...", "pp1...", "pp1.a.b.c", "x" * (MAX_TOKEN_LENGTH + 1),
+    "pp1." + "A" * MAX_TOKEN_LENGTH, "pp1.é.b.c", "pp1.\u0000.b.c", "pp1.\udc80.a.a",
+])
+def test_hostile_inputs_malformed(ring: KeyRing, bad: object) -> None:
+    """token.parse.strict, input.bounded: non-str, oversize, non-ASCII -> token_malformed."""
+    err = refusal(ring, bad)
+    assert err.code is ErrorCode.TOKEN_MALFORMED
+    assert err.clause == clause("token.parse.strict")
+
+
+def test_bytes_of_valid_token_malformed(ring: KeyRing, token: str) -> None:
+    """token.parse.strict: the bytes of a valid token are not a token."""
+    assert refusal(ring, token.encode("ascii")).code is ErrorCode.TOKEN_MALFORMED
+
+
+def test_non_ascii_lookalike_malformed(ring: KeyRing, token: str) -> None:
+    """token.parse.strict: a full-width character in a valid token is refused as non-ASCII."""
+    altered = token[:10] + "\uff21" + token[11:]
+    assert refusal(ring, altered).code is ErrorCode.TOKEN_MALFORMED
+
+
+def test_oversized_valid_looking_token_malformed(key: Ed25519Key, ring: KeyRing) -> None:
+    """token.parse.strict: the length bound holds even for a correctly signed token."""
+    big = forge(key, header_json("k1"), claims_json(make_claims(scope="s" * 3500)))
+    assert len(big) > MAX_TOKEN_LENGTH
+    err = refusal(ring, big)
+    assert err.code is ErrorCode.TOKEN_MALFORMED
+    assert "longer" in err.message
+
+
+def test_str_subclass_accepted(ring: KeyRing, token: str) -> None:
+    """token.parse.strict: a str subclass is judged by its characters, not its overrides."""
+
+    class Sneaky(str):
+        def split(self, *a: Any, **k: Any) -> Any:  # pragma: no cover - must not be called
+            raise RuntimeError("override called")
+
+    assert ring.verify(Sneaky(token)) == make_claims()
+
+
+def test_mint_refuses_unmintable_claims(ring: KeyRing) -> None:
+    """token.parse.strict, token.claims: no token is minted that verify would refuse."""
+    for bad in (make_claims(issued_at=True), make_claims(issued_at=1.5),
+                make_claims(scope=None), make_claims(v=2), make_claims(scope="s" * 4000)):
+        with pytest.raises(PausepointError) as exc:
+            ring.mint(bad)
+        assert exc.value.code is ErrorCode.TOKEN_MALFORMED
+    with pytest.raises(PausepointError):
+        ring.mint("not claims")  # type: ignore[arg-type]
+
+
+def test_largest_mintable_token_verifies(ring: KeyRing) -> None:
+    """token.parse.strict: the bound is inclusive -- a token of exactly MAX_TOKEN_LENGTH
+    characters round-trips, one more character is refused at mint."""
+    lo, hi = 0, 4000
+    while lo < hi:  # largest scope length whose token fits
+        mid = (lo + hi + 1) // 2
+        try:
+            ring.mint(make_claims(scope="s" * mid))
+            lo = mid
+        except PausepointError:
+            hi = mid - 1
+    token, _ = ring.mint(make_claims(scope="s" * lo))
+    assert MAX_TOKEN_LENGTH - 4 <= len(token) <= MAX_TOKEN_LENGTH
+    assert ring.verify(token).scope == "s" * lo
+
+
+# -- properties ------------------------------------------------------------------------------
+
+_ring_for_props = KeyRing(Ed25519Key.generate("k1"))
+_token_for_props = _ring_for_props.mint(make_claims())[0]
+
+
+@PROPERTY
+@given(st.text(max_size=600) | st.text(alphabet="pp1.ABCabc-_=", max_size=600))
+def test_arbitrary_text_never_accepted(text: str) -> None:
+    """token.parse.strict, token.integrity, input.bounded"""
+    refusal(_ring_for_props, text)
+
+
+@PROPERTY
+@given(st.one_of(st.none(), st.integers(), st.floats(), st.binary(), st.booleans(),
+                 st.lists(st.text()), st.dictionaries(st.text(), st.integers())))
+def test_arbitrary_non_text_malformed(value: object) -> None:
+    """token.parse.strict, input.bounded"""
+    assert refusal(_ring_for_props, value).code is ErrorCode.TOKEN_MALFORMED
+
+
+def _edit(token: str) -> st.SearchStrategy[str]:
+    n = len(token)
+    pos = st.integers(0, n)
+    chars = st.characters(codec="ascii") | st.sampled_from("=.-_AQgw") | st.characters()
+    replace = st.tuples(st.integers(0, n - 1), chars).map(
+        lambda t: token[:t[0]] + t[1] + token[t[0] + 1:])
+    insert = st.tuples(pos, st.text(min_size=1, max_size=4)).map(
+        lambda t: token[:t[0]] + t[1] + token[t[0]:])
+    delete = st.tuples(pos, st.integers(1, 8)).map(lambda t: token[:t[0]] + token[t[0] + t[1]:])
+    swap = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).map(
+        lambda t: _swap(token, *t))
+    return replace | insert | delete | swap
+
+
+def _swap(token: str, i: int, j: int) -> str:
+    chars = list(token)
+    chars[i], chars[j] = chars[j], chars[i]
+    return "".join(chars)
+
+
+@PROPERTY
+@given(st.lists(_edit(_token_for_props), min_size=1, max_size=1).flatmap(
+    lambda first: st.just(first[0]) | _edit(first[0]).filter(lambda s: len(s) > 0)))
+def test_mutations_never_accepted_unless_identical(mutated: str) -> None:
+    """token.integrity, token.parse.strict: any edit (or two) of a valid token is refused unless
+    it gives back the original text."""
+    if mutated == _token_for_props:
+        assert _ring_for_props.verify(mutated) == make_claims()
+    else:
+        refusal(_ring_for_props, mutated)
+
+
+claim_text = st.text(max_size=40)
+claim_int = st.integers(min_value=-(2**63), max_value=2**63)
+
+
+@PROPERTY
+@given(st.builds(make_claims, interrupt_id=claim_text, run_id=claim_text, scope=claim_text,
+                 name=claim_text, tool_call_id=claim_text, issued_at=claim_int,
+                 expires_at=claim_int))
+def test_round_trip_property(claims: Claims) -> None:
+    """token.claims, resume.token.authentic: any claims (any unicode, any int) round-trip."""
+    token, _ = _ring_for_props.mint(claims)
+    assert _ring_for_props.verify(token) == claims
+
+
+# -- canonical JSON and bounds ---------------------------------------------------------------
+
+
+def test_canonical_json_shape() -> None:
+    """input.bounded: sorted keys, no whitespace, ASCII escapes."""
+    assert canonical_json({"b": [1, True, None], "a": "é", "c": {"z": 1.5, "y": -0}}) == \
+        '{"a":"\\u00e9","b":[1,true,null],"c":{"y":0,"z":1.5}}'
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -math.inf, {1, 2}, b"x", (1, 2),
+                                 {1: "a"}, {"a": object()}, [bytearray()], 10**5000],
+                         ids=["nan", "inf", "-inf", "set", "bytes", "tuple", "int-key",
+                              "object", "bytearray", "huge-int"])
+def test_canonical_json_refuses_non_json(bad: object) -> None:
+    """input.bounded, pause.payload.schema: non-JSON values are refused, not coerced."""
+    with pytest.raises(ValueError):
+        canonical_json(bad)
+    assert check_bounds(bad) is not None
+
+
+def test_check_bounds_depth() -> None:
+    """input.bounded, pause.payload.schema, resume.response.schema"""
+    def nest(n: int) -> object:
+        value: object = 0
+        for _ in range(n):
+            value = [value]
+        return value
+    assert check_bounds(nest(MAX_DEPTH)) is None
+    assert check_bounds(nest(MAX_DEPTH + 1)) is not None
+    assert check_bounds({"a": nest(MAX_DEPTH - 1)}) is None
+    assert check_bounds({"a": nest(MAX_DEPTH)}) is not None
+    assert check_bounds(nest(3), max_depth=2) is not None
+    assert "deeper" in (check_bounds(nest(200_000)) or "")  # no RecursionError
+
+
+def test_check_bounds_size() -> None:
+    """input.bounded, pause.payload.schema, resume.response.schema"""
+    exact = "x" * (MAX_BYTES - 2)  # plus two quotes
+    assert len(canonical_json(exact)) == MAX_BYTES
+    assert check_bounds(exact) is None
+    assert check_bounds(exact + "x") is not None
+    assert check_bounds("é" * 10, max_bytes=59) is not None  # escaped: 6 bytes each + quotes
+    assert check_bounds("é" * 10, max_bytes=62) is None
+    assert check_bounds([0] * 100_000) is not None
+
+
+def test_check_bounds_cycles_and_sharing() -> None:
+    """input.bounded: a cycle is out of bounds (not a crash); shared sub-values are fine."""
+    loop: list[object] = []
+    loop.append(loop)
+    assert check_bounds(loop) == "value contains a cycle"
+    d: dict[str, object] = {}
+    d["self"] = {"again": d}
+    assert check_bounds(d) is not None
+    shared = [1, 2]
+    assert check_bounds([shared, shared, {"k": shared}]) is None
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=40)
+
+
+@PROPERTY
+@given(json_values)
+def test_check_bounds_measures_canonical_size(value: object) -> None:
+    """input.bounded: within bounds exactly when the canonical text fits; parse-back is equal."""
+    text = canonical_json(value)
+    assert text.isascii()
+    assert json.loads(text) == value
+    assert check_bounds(value, max_bytes=len(text)) is None
+    assert check_bounds(value, max_bytes=len(text) - 1) is not None
+    assert canonical_json(json.loads(text)) == text
+
+
+def test_digest() -> None:
+    """token.claims: payload digest is SHA-256 hex of the UTF-8 text."""
+    assert digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert digest("é") != digest("e") and len(digest("x")) == 64
