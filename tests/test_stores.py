@@ -1,0 +1,762 @@
+"""Contract tests of the store implementations: one set of tests, run against the in-memory
+store, SQLite (a file under tmp_path) and PostgreSQL (``$PAUSEPOINT_PG_DSN``, each test in a
+schema of its own).
+
+PostgreSQL tests skip when ``PAUSEPOINT_PG_DSN`` is not set -- except under CI (``$CI`` set),
+where a missing DSN fails them: CI must never pass by silently running nothing.
+
+The race tests are shown to bite: the same harness that finds exactly one winner on every real
+store finds several on :class:`RacyLedger`, a deliberately broken check-then-act ledger.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode
+from pausepoint.errors import PausepointError
+from pausepoint.lifecycle import OUTSTANDING, PauseState, Phase
+from pausepoint.ports import (
+    CheckpointStore,
+    Claims,
+    EffectJournal,
+    EffectStatus,
+    Ledger,
+    PauseRecord,
+    PayloadStore,
+    RunRecord,
+    RunStatus,
+    RunStore,
+)
+from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle, open_store
+
+DSN_ENV = "PAUSEPOINT_PG_DSN"
+
+# -- backends --------------------------------------------------------------------------------
+
+
+def pg_dsn() -> str:
+    """The PostgreSQL DSN, or skip -- or, under CI, fail."""
+    dsn = os.environ.get(DSN_ENV, "")
+    if not dsn:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {DSN_ENV} is not: the PostgreSQL store tests must run in "
+                        "CI (source .ci/postgres.sh first)", pytrace=False)
+        pytest.skip(f"{DSN_ENV} not set")
+    return dsn
+
+
+def open_location(kind: str, location: tuple[str, ...]) -> StoreBundle:
+    """Open a new handle (new connections) on a backend's data; picklable arguments so a
+    spawned process can do the same."""
+    if kind == "sqlite":
+        return SqliteStore(location[0])
+    if kind == "postgres":
+        from pausepoint.stores import PostgresStore
+
+        return PostgresStore(location[0], namespace=location[1])
+    raise AssertionError(kind)
+
+
+@attrs.define
+class Backend:
+    kind: str
+    store: StoreBundle
+    location: tuple[str, ...] = ()
+    opened: list[StoreBundle] = attrs.Factory(list)
+
+    def reopen(self) -> StoreBundle:
+        """Another handle on the same data: the same object for memory, new connections for
+        the durable stores."""
+        if self.kind == "memory":
+            return self.store
+        other = open_location(self.kind, self.location)
+        self.opened.append(other)
+        return other
+
+
+def make_backend(kind: str, tmp_path: Path) -> Backend:
+    if kind == "memory":
+        return Backend(kind, MemoryStore())
+    if kind == "sqlite":
+        path = str(tmp_path / "pausepoint.db")
+        return Backend(kind, SqliteStore(path), (path,))
+    if kind == "postgres":
+        location = (pg_dsn(), f"pp_test_{uuid.uuid4().hex[:16]}")
+        return Backend(kind, open_location(kind, location), location)
+    raise AssertionError(kind)
+
+
+def close_backend(b: Backend) -> None:
+    for s in b.opened:
+        s.close()
+    b.store.close()
+    if b.kind == "postgres":
+        from pausepoint.stores import PostgresStore
+
+        PostgresStore(b.location[0], namespace=b.location[1]).drop_namespace()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    b = make_backend(request.param, tmp_path)
+    yield b
+    close_backend(b)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    b = make_backend(request.param, tmp_path)
+    yield b
+    close_backend(b)
+
+
+# -- records ---------------------------------------------------------------------------------
+
+BIG = 1_767_225_600_000  # 2026-01-01 in ms: does not fit 32 bits
+
+
+def claims(iid: str = "int-1", run: str = "run-1", **kw: Any) -> Claims:
+    base: dict[str, Any] = dict(
+        interrupt_id=iid, run_id=run, root_run_id="root-1", session_id="sess-1",
+        thread_id="thread-1", checkpoint_id="ckpt-1", scope="tenant-a", name="approve_refund",
+        tool_call_id="call-1", payload_digest="sha256:ab12", issued_at=BIG,
+        expires_at=BIG + 3_600_000, v=1)
+    base.update(kw)
+    return Claims(**base)
+
+
+def record(iid: str = "int-1", run: str = "run-1", kid: str = "k1",
+           phase: Phase = Phase.PAUSED, **kw: Any) -> PauseRecord:
+    c = claims(iid, run)
+    base: dict[str, Any] = dict(
+        claims=c, kid=kid, token=f"tok.{iid}", payload='{"amount":12}',
+        state=PauseState(phase=phase, expires_at=c.expires_at))
+    base.update(kw)
+    return PauseRecord(**base)
+
+
+def every_field_record() -> PauseRecord:
+    """Every field set, none to its default, text with quotes and non-ASCII."""
+    c = claims("int-ü'1", "run-\"x\"", root_run_id="root-9", session_id="sess-9",
+               thread_id="thread-9", checkpoint_id="ckpt-9", scope="scope-ß", name="ask",
+               tool_call_id="call-9", payload_digest="sha256:ffee", issued_at=BIG + 1,
+               expires_at=BIG + 2, v=7)
+    return PauseRecord(
+        claims=c, kid="kid-9", token="eyJ.tok%en?.sig", payload='{"q":"Ça va? 100%"}',
+        state=PauseState(phase=Phase.CONSUMED, expires_at=BIG + 5, turn_recorded=True,
+                         response_digest="sha256:0011", consumed_at=BIG + 4),
+        parent_run_id="parent-9", result='{"ok":true}', version=3)
+
+
+CONSUMED = PauseState(phase=Phase.CONSUMED, expires_at=BIG + 3_600_000, turn_recorded=True,
+                      response_digest="sha256:resp", consumed_at=BIG + 10)
+
+
+# -- the ports ---------------------------------------------------------------------------------
+
+
+def test_facets_implement_the_ports(backend: Backend) -> None:
+    """Each store is a bundle whose facets implement the five store ports, with ``durable``
+    telling the truth (``wiring.consistent``: the composition relies on it)."""
+    s = backend.store
+    assert isinstance(s, StoreBundle)
+    for facet, port in ((s.ledger, Ledger), (s.checkpoints, CheckpointStore),
+                        (s.payloads, PayloadStore), (s.effects, EffectJournal),
+                        (s.runs, RunStore)):
+        assert isinstance(facet, port), (facet, port)
+        assert facet.durable is s.durable
+    assert s.durable is (backend.kind != "memory")
+
+
+# -- ledger ----------------------------------------------------------------------------------
+
+
+def test_issue_get_round_trips_every_field(backend: Backend) -> None:
+    """A ledger row keeps every claim, the token, its key id, the payload and the whole state
+    (``token.claims``, ``durability.token.reissue``: the same token comes back)."""
+    ledger = backend.store.ledger
+    full = every_field_record()
+    sparse = record("int-2")  # None / default fields
+    assert ledger.get(full.interrupt_id) is None
+    assert ledger.issue(full) is True
+    assert ledger.issue(sparse) is True
+    assert ledger.get(full.interrupt_id) == full
+    assert ledger.get("int-2") == sparse
+    assert backend.reopen().ledger.get(full.interrupt_id) == full
+    assert ledger.get("int-3") is None
+
+
+def test_duplicate_issue_returns_false_and_changes_nothing(backend: Backend) -> None:
+    """Issuing an interrupt id twice is refused and changes no stored state
+    (``lifecycle.refusal.no-change``, ``resume.token.binds-one-pause``)."""
+    ledger = backend.store.ledger
+    first = record("int-1", kid="k1")
+    assert ledger.issue(first)
+    other = record("int-1", run="run-2", kid="k2", phase=Phase.RESUMABLE, token="other",
+                   payload="{}", result="r", version=9)
+    assert ledger.issue(other) is False
+    assert ledger.get("int-1") == first
+    assert ledger.by_run("run-2") == []
+    assert ledger.outstanding_for_key("k2") == 0
+
+
+def test_transition_is_compare_and_set_on_version(backend: Backend) -> None:
+    """``transition`` writes only over the expected version and bumps it; a stale version
+    loses, returns False and leaves the row as it was (``resume.consume.single-winner``,
+    ``race.decided-once``)."""
+    ledger = backend.store.ledger
+    r = record()
+    ledger.issue(r)
+    resumable = attrs.evolve(r.state, phase=Phase.RESUMABLE, turn_recorded=True)
+    assert ledger.transition("int-1", 0, resumable) is True
+    after = ledger.get("int-1")
+    assert after == attrs.evolve(r, state=resumable, version=1)
+
+    assert ledger.transition("int-1", 0, CONSUMED, result="stale") is False  # stale version
+    assert ledger.get("int-1") == after
+    assert ledger.transition("nope", 0, CONSUMED) is False  # unknown row
+    assert ledger.get("nope") is None
+
+    assert ledger.transition("int-1", 1, CONSUMED, result='{"r":1}') is True
+    assert ledger.get("int-1") == attrs.evolve(r, state=CONSUMED, version=2, result='{"r":1}')
+    # a transition without a result keeps the recorded one
+    cancelled = attrs.evolve(CONSUMED, phase=Phase.CANCELLED)
+    assert ledger.transition("int-1", 2, cancelled) is True
+    assert ledger.get("int-1") == attrs.evolve(r, state=cancelled, version=3, result='{"r":1}')
+    assert backend.reopen().ledger.get("int-1") == ledger.get("int-1")
+
+
+def test_set_result_only_once(backend: Backend) -> None:
+    """The first resume's result is recorded once; a second ``set_result`` changes nothing,
+    so a replay returns the first result (``replay.same-response``)."""
+    ledger = backend.store.ledger
+    ledger.issue(record())
+    ledger.set_result("int-1", '{"first":1}')
+    ledger.set_result("int-1", '{"second":2}')
+    got = ledger.get("int-1")
+    assert got is not None and got.result == '{"first":1}'
+    assert got.version == 0  # a result is not a state change
+    ledger.set_result("nope", "x")  # no row: nothing to do, nothing created
+    assert ledger.get("nope") is None
+    # a result given with a transition is not overwritten by set_result either
+    ledger.issue(record("int-2"))
+    assert ledger.transition("int-2", 0, CONSUMED, result="A")
+    ledger.set_result("int-2", "B")
+    got2 = ledger.get("int-2")
+    assert got2 is not None and got2.result == "A"
+
+
+def test_by_run_in_issue_order(backend: Backend) -> None:
+    """A run's pauses come back in issue order, and only that run's
+    (``multi.independent``)."""
+    ledger = backend.store.ledger
+    for iid, run in (("c", "r1"), ("a", "r2"), ("b", "r1"), ("d", "r1")):
+        ledger.issue(record(iid, run))
+    assert [p.interrupt_id for p in ledger.by_run("r1")] == ["c", "b", "d"]
+    assert [p.interrupt_id for p in ledger.by_run("r2")] == ["a"]
+    assert ledger.by_run("r3") == []
+
+
+def test_outstanding_follows_phase_changes(backend: Backend) -> None:
+    """Outstanding rows are exactly those paused, resumable or unknown_outcome, and the drain
+    proof counts them per key id (``token.rotation.drain``)."""
+    ledger = backend.store.ledger
+    assert OUTSTANDING == {Phase.PAUSED, Phase.RESUMABLE, Phase.UNKNOWN_OUTCOME}
+    ledger.issue(record("a", kid="k1"))
+    ledger.issue(record("b", kid="k1"))
+    ledger.issue(record("c", kid="k2"))
+    ledger.issue(record("d", kid="k2", phase=Phase.RUNNING))
+
+    def seen() -> tuple[list[str], int, int]:
+        return ([p.interrupt_id for p in ledger.outstanding()],
+                ledger.outstanding_for_key("k1"), ledger.outstanding_for_key("k2"))
+
+    assert seen() == (["a", "b", "c"], 2, 1)
+    versions = {"a": 0, "b": 0, "c": 0, "d": 0}
+
+    def move(iid: str, phase: Phase) -> None:
+        r = ledger.get(iid)
+        assert r is not None
+        assert ledger.transition(iid, versions[iid], attrs.evolve(r.state, phase=phase))
+        versions[iid] += 1
+
+    move("a", Phase.RESUMABLE)
+    assert seen() == (["a", "b", "c"], 2, 1)
+    move("a", Phase.UNKNOWN_OUTCOME)
+    assert seen() == (["a", "b", "c"], 2, 1)
+    move("a", Phase.CONSUMED)
+    assert seen() == (["b", "c"], 1, 1)
+    move("b", Phase.EXPIRED)
+    assert seen() == (["c"], 0, 1)
+    move("c", Phase.CANCELLED)
+    assert seen() == ([], 0, 0)
+    move("d", Phase.PAUSED)
+    assert seen() == (["d"], 0, 1)
+    assert ledger.outstanding_for_key("k-unknown") == 0
+
+
+# -- the race --------------------------------------------------------------------------------
+
+
+class RacyLedger:
+    """DELIBERATELY BROKEN: checks the version, waits, then writes over whatever version is
+    current -- the check-then-act bug the single-winner update exists to prevent."""
+
+    def __init__(self, inner: Ledger, delay: float) -> None:
+        self.inner = inner
+        self.delay = delay
+
+    def transition(self, interrupt_id: str, expected_version: int, new: PauseState,
+                   result: str | None = None) -> bool:
+        row = self.inner.get(interrupt_id)
+        if row is None or row.version != expected_version:
+            return False
+        time.sleep(self.delay)
+        while True:
+            now = self.inner.get(interrupt_id)
+            assert now is not None
+            if self.inner.transition(interrupt_id, now.version, new, result):
+                return True
+
+
+def contend(ledger: Ledger | RacyLedger, reader: Ledger, iid: str, who: str,
+            barrier: Any) -> bool:
+    """One resumer: learn the version, wait for everyone, then try to consume."""
+    row = reader.get(iid)
+    assert row is not None
+    barrier.wait(timeout=60)
+    return ledger.transition(iid, row.version, CONSUMED, result=who)
+
+
+def race_threads(store: StoreBundle, n: int, racy: bool = False) -> list[str]:
+    """``n`` threads race to consume one pause; return the winners."""
+    iid = f"race-{uuid.uuid4().hex[:8]}"
+    assert store.ledger.issue(record(iid, phase=Phase.RESUMABLE))
+    ledger: Ledger | RacyLedger = RacyLedger(store.ledger, 0.05) if racy else store.ledger
+    barrier = threading.Barrier(n)
+    winners: list[str] = []
+    errors: list[BaseException] = []
+
+    def run(who: str) -> None:
+        try:
+            if contend(ledger, store.ledger, iid, who, barrier):
+                winners.append(who)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(f"t{i}",)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    final = store.ledger.get(iid)
+    assert final is not None
+    if len(winners) == 1:
+        assert final.state == CONSUMED and final.result == winners[0]
+        assert final.version == 1
+    return winners
+
+
+def _process_contender(kind: str, location: tuple[str, ...], iid: str, who: str, racy: bool,
+                       barrier: Any, results: Any) -> None:
+    """Runs in a spawned process: its own store handle, its own connections."""
+    store = open_location(kind, location)
+    try:
+        ledger: Ledger | RacyLedger = RacyLedger(store.ledger, 0.3) if racy else store.ledger
+        results.put((who, contend(ledger, store.ledger, iid, who, barrier)))
+    except BaseException as exc:
+        results.put((who, repr(exc)))
+        raise
+    finally:
+        store.close()
+
+
+def race_processes(b: Backend, n: int, racy: bool = False) -> list[str]:
+    """``n`` spawned processes race to consume one pause; return the winners."""
+    iid = f"race-{uuid.uuid4().hex[:8]}"
+    assert b.store.ledger.issue(record(iid, phase=Phase.RESUMABLE))
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(n)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_process_contender,
+                         args=(b.kind, b.location, iid, f"p{i}", racy, barrier, results))
+             for i in range(n)]
+    for p in procs:
+        p.start()
+    outcomes: dict[str, bool | str] = {}
+    try:
+        for _ in range(n):
+            who, won = results.get(timeout=120)
+            outcomes[who] = won
+    except queue.Empty:  # pragma: no cover - reported by the assertion below
+        pass
+    for p in procs:
+        p.join(timeout=60)
+        if p.is_alive():  # pragma: no cover
+            p.kill()
+    assert all(isinstance(v, bool) for v in outcomes.values()), outcomes
+    assert len(outcomes) == n, outcomes
+    final = b.store.ledger.get(iid)
+    assert final is not None
+    winners = [w for w, won in outcomes.items() if won]
+    if len(winners) == 1:
+        assert final.state == CONSUMED and final.result == winners[0]
+        assert final.version == 1
+    return winners
+
+
+def test_single_winner_among_threads(backend: Backend) -> None:
+    """Eight threads consume one pause at once: exactly one wins, its result is the one
+    recorded (``resume.consume.single-winner``, ``resume.consume.at-most-once``)."""
+    for _ in range(3):
+        assert len(race_threads(backend.store, 8)) == 1
+
+
+def test_single_winner_among_processes(durable_backend: Backend) -> None:
+    """Four processes, each with its own connections, consume one pause at once: exactly one
+    wins (``resume.consume.single-winner``, ``resume.consume.at-most-once``)."""
+    assert len(race_processes(durable_backend, 4)) == 1
+
+
+def test_race_harness_catches_a_racy_ledger(backend: Backend) -> None:
+    """The thread race finds several winners on a check-then-act ledger, so the single-winner
+    test above can fail (``resume.consume.single-winner``)."""
+    assert len(race_threads(backend.store, 8, racy=True)) > 1
+
+
+def test_process_race_harness_catches_a_racy_ledger(durable_backend: Backend) -> None:
+    """The process race finds several winners on a check-then-act ledger
+    (``resume.consume.single-winner``)."""
+    assert len(race_processes(durable_backend, 4, racy=True)) > 1
+
+
+# -- checkpoints, payloads, effects, runs ----------------------------------------------------
+
+
+def test_checkpoints_write_read_latest(backend: Backend) -> None:
+    """A checkpoint write reports success, is readable by id, and the thread's newest id is
+    known (``turn.resumable.earned``, ``resume.continuation.recorded-turn``)."""
+    cp = backend.store.checkpoints
+    assert cp.read("c1") is None and cp.latest("t1") is None
+    assert cp.write("c1", "t1", '{"turn":1}') is True
+    assert cp.write("c2", "t2", '{"other":true}') is True
+    assert cp.write("c3", "t1", '{"turn":2}') is True
+    assert cp.read("c1") == '{"turn":1}'
+    assert cp.read("c3") == '{"turn":2}'
+    assert cp.latest("t1") == "c3"
+    assert cp.latest("t2") == "c2"
+    assert cp.latest("t9") is None
+    # rewriting an id replaces its turn; the thread's newest checkpoint stays the newest created
+    assert cp.write("c1", "t1", '{"turn":"1b"}') is True
+    assert cp.read("c1") == '{"turn":"1b"}'
+    assert cp.latest("t1") == "c3"
+    assert backend.reopen().checkpoints.read("c1") == '{"turn":"1b"}'
+
+
+def test_payloads_record_get(backend: Backend) -> None:
+    """A pause's payload is recorded and read back; the first recording stays, so a payload
+    can never drift from the digest its token carries (``pause.published``)."""
+    p = backend.store.payloads
+    assert p.get("int-1") is None
+    p.record("int-1", '{"amount":12,"note":"ü"}')
+    p.record("int-2", "{}")
+    assert p.get("int-1") == '{"amount":12,"note":"ü"}'
+    p.record("int-1", '{"amount":13}')
+    assert p.get("int-1") == '{"amount":12,"note":"ü"}'
+    assert backend.reopen().payloads.get("int-2") == "{}"
+
+
+def test_effect_journal_bracket_settle_open_entries(backend: Backend) -> None:
+    """Effects are journalled started then finished; a started entry is open (an unknown
+    outcome) until finished or settled (``effect.journal.bracket``,
+    ``effect.unknown-outcome``, ``effect.reconcile``)."""
+    e = backend.store.effects
+    assert e.status("r1", "charge") is None and e.open_entries("r1") == []
+    e.start("r1", "charge")
+    e.start("r1", "email")
+    e.start("r1", "ship")
+    e.start("r2", "charge")
+    assert e.status("r1", "charge") is EffectStatus.STARTED
+    assert list(e.open_entries("r1")) == ["charge", "email", "ship"]
+    e.finish("r1", "charge")
+    assert e.status("r1", "charge") is EffectStatus.FINISHED
+    assert list(e.open_entries("r1")) == ["email", "ship"]
+    e.settle("r1", "email", EffectStatus.NOT_APPLIED)
+    e.settle("r1", "ship", EffectStatus.COMPENSATED)
+    assert e.status("r1", "email") is EffectStatus.NOT_APPLIED
+    assert e.status("r1", "ship") is EffectStatus.COMPENSATED
+    assert list(e.open_entries("r1")) == []
+    assert list(e.open_entries("r2")) == ["charge"]  # runs are independent
+    assert e.status("r2", "charge") is EffectStatus.STARTED
+    # a retry after not_applied starts the effect again
+    e.start("r1", "email")
+    assert list(e.open_entries("r1")) == ["email"]
+    assert backend.reopen().effects.open_entries("r1") == ["email"]
+
+
+def run_record(run_id: str, parent: str = "", **kw: Any) -> RunRecord:
+    base: dict[str, Any] = dict(run_id=run_id, root_run_id=parent or run_id,
+                                parent_run_id=parent, session_id="sess-1", thread_id="th-1",
+                                scope="tenant-a", status=RunStatus.RUNNING)
+    base.update(kw)
+    return RunRecord(**base)
+
+
+def test_runs_put_get_children(backend: Backend) -> None:
+    """Runs round-trip every field, ``put`` replaces, and children are found by parent in
+    creation order (``cancel.propagates``, ``run.binding.live``)."""
+    runs = backend.store.runs
+    assert runs.get("root") is None
+    root = run_record("root", state='{"step":1}', session_id="s-ü", thread_id="th-9",
+                      scope="sc-9")
+    runs.put(root)
+    c2 = run_record("child-b", "root", status=RunStatus.PAUSED)
+    c1 = run_record("child-a", "root", status=RunStatus.CANCELLING)
+    runs.put(c2)
+    runs.put(c1)
+    runs.put(run_record("grandchild", "child-a"))
+    assert runs.get("root") == root
+    assert [r.run_id for r in runs.children("root")] == ["child-b", "child-a"]
+    assert [r.run_id for r in runs.children("child-a")] == ["grandchild"]
+    assert runs.children("grandchild") == []
+    done = attrs.evolve(c2, status=RunStatus.DONE, state='{"out":2}')
+    runs.put(done)
+    assert runs.get("child-b") == done
+    assert list(runs.children("root")) == [done, c1]
+    assert backend.reopen().runs.get("child-b") == done
+
+
+# -- durability --------------------------------------------------------------------------------
+
+
+def test_every_change_is_committed_before_it_returns(durable_backend: Backend) -> None:
+    """After each call returns, a second, independent handle (its own connections) already sees
+    the change (``durability.commit-per-change``)."""
+    s, other = durable_backend.store, durable_backend.reopen()
+    s.ledger.issue(record())
+    assert other.ledger.get("int-1") == record()
+    s.ledger.transition("int-1", 0, CONSUMED)
+    got = other.ledger.get("int-1")
+    assert got is not None and got.state == CONSUMED
+    s.ledger.set_result("int-1", "R")
+    got = other.ledger.get("int-1")
+    assert got is not None and got.result == "R"
+    s.checkpoints.write("c1", "t1", "turn")
+    assert other.checkpoints.read("c1") == "turn"
+    s.payloads.record("int-1", "{}")
+    assert other.payloads.get("int-1") == "{}"
+    s.effects.start("r1", "k")
+    assert other.effects.open_entries("r1") == ["k"]
+    s.effects.finish("r1", "k")
+    assert other.effects.status("r1", "k") is EffectStatus.FINISHED
+    s.runs.put(run_record("r1"))
+    assert other.runs.get("r1") == run_record("r1")
+
+
+def fill(store: StoreBundle) -> None:
+    store.ledger.issue(every_field_record())
+    store.ledger.issue(record("int-2", kid="k2"))
+    store.checkpoints.write("c1", "t1", "turn-1")
+    store.payloads.record("int-2", '{"p":1}')
+    store.effects.start("r1", "charge")
+    store.runs.put(run_record("r1"))
+
+
+def check_filled(store: StoreBundle) -> None:
+    assert store.ledger.get(every_field_record().interrupt_id) == every_field_record()
+    assert [p.interrupt_id for p in store.ledger.outstanding()] == ["int-2"]
+    assert store.ledger.outstanding_for_key("k2") == 1
+    assert store.checkpoints.read("c1") == "turn-1" and store.checkpoints.latest("t1") == "c1"
+    assert store.payloads.get("int-2") == '{"p":1}'
+    assert store.effects.open_entries("r1") == ["charge"]
+    assert store.runs.get("r1") == run_record("r1")
+
+
+def test_sqlite_survives_close_and_reopen(tmp_path: Path) -> None:
+    """Everything written to a SQLite file is there after the store is closed and the file
+    opened again (``durability.restart``)."""
+    path = tmp_path / "ledger.db"
+    first = SqliteStore(path)
+    fill(first)
+    first.close()
+    second = SqliteStore(path)
+    try:
+        check_filled(second)
+    finally:
+        second.close()
+
+
+def test_sqlite_runs_in_wal_with_full_sync(tmp_path: Path) -> None:
+    """The SQLite file is in WAL mode and every connection commits with synchronous=FULL
+    (``durability.commit-per-change``)."""
+    path = tmp_path / "wal.db"
+    store = SqliteStore(path)
+    try:
+        store.ledger.issue(record())
+        raw = sqlite3.connect(path)
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        raw.close()
+        seen: list[Any] = []
+
+        def look() -> None:
+            with store.transaction(write=False) as conn:  # this thread's own connection
+                seen.append(conn.execute("PRAGMA synchronous").fetchone())
+                seen.append(conn.execute("PRAGMA busy_timeout").fetchone())
+
+        look()
+        t = threading.Thread(target=look)
+        t.start()
+        t.join()
+        assert seen == [(2,), (30000,)] * 2  # 2 = FULL
+    finally:
+        store.close()
+
+
+def test_sqlite_refuses_an_in_memory_database() -> None:
+    """An in-memory SQLite database is neither durable nor shared between the per-thread
+    connections, so it is refused (``wiring.consistent``)."""
+    with pytest.raises(PausepointError) as info:
+        SqliteStore(":memory:")
+    assert info.value.code is ErrorCode.WIRING_INVALID
+
+
+def test_a_store_that_does_not_answer_changes_nothing(tmp_path: Path) -> None:
+    """While another process holds SQLite's write lock past the busy timeout, writes fail with
+    store_unavailable and change nothing, and a checkpoint write reports False instead of
+    success (``turn.write-failed.stays-paused``, ``lifecycle.refusal.no-change``)."""
+    path = tmp_path / "locked.db"
+    store = SqliteStore(path, busy_timeout=0.2)
+    try:
+        store.ledger.issue(record("int-1"))
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            assert store.checkpoints.write("c1", "t1", "turn") is False
+            with pytest.raises(PausepointError) as info:
+                store.ledger.transition("int-1", 0, CONSUMED)
+            assert info.value.code is ErrorCode.STORE_UNAVAILABLE
+            with pytest.raises(PausepointError):
+                store.ledger.issue(record("int-2"))
+            assert store.ledger.get("int-1") == record("int-1")  # reads still work (WAL)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert store.checkpoints.read("c1") is None
+        assert store.ledger.get("int-2") is None
+        assert store.ledger.transition("int-1", 0, CONSUMED) is True  # and it recovers
+    finally:
+        store.close()
+
+
+def test_postgres_reconnects_after_losing_its_connection(tmp_path: Path) -> None:
+    """A dropped PostgreSQL connection surfaces once as store_unavailable; the next call opens
+    a fresh connection and finds every committed change (``durability.restart``)."""
+    b = make_backend("postgres", tmp_path)
+    try:
+        fill(b.store)
+        import psycopg
+
+        from pausepoint.stores import PostgresStore
+
+        assert isinstance(b.store, PostgresStore)
+        with b.store.transaction(write=False) as conn:
+            assert isinstance(conn, psycopg.Connection)
+            pid = conn.info.backend_pid
+        with psycopg.connect(b.location[0], autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(PausepointError) as info:
+            b.store.ledger.get("int-2")
+        assert info.value.code is ErrorCode.STORE_UNAVAILABLE
+        check_filled(b.store)
+    finally:
+        close_backend(b)
+
+
+def test_postgres_reset_empties_the_tables(tmp_path: Path) -> None:
+    """The test helper ``reset`` leaves empty tables behind, ready for use
+    (``lifecycle.states``: a fresh ledger has no pauses)."""
+    b = make_backend("postgres", tmp_path)
+    try:
+        from pausepoint.stores import PostgresStore
+
+        assert isinstance(b.store, PostgresStore)
+        fill(b.store)
+        b.store.reset()
+        assert b.store.ledger.outstanding() == []
+        assert b.store.runs.get("r1") is None
+        fill(b.store)
+        check_filled(b.store)
+    finally:
+        close_backend(b)
+
+
+# -- open_store --------------------------------------------------------------------------------
+
+
+def test_open_store_urls(tmp_path: Path) -> None:
+    """``open_store`` opens each scheme and refuses an unknown one with wiring_invalid
+    (``wiring.consistent``)."""
+    assert isinstance(open_store("memory:"), MemoryStore)
+    path = tmp_path / "o.db"
+    s = open_store(f"sqlite:{path}")
+    assert isinstance(s, SqliteStore) and s.durable
+    fill(s)
+    s.close()
+    s = open_store(f"sqlite:{path}")
+    check_filled(s)
+    s.close()
+    for bad in ("mysql://x", "sqlite3:x", "", "memory", "sqlite:", "redis:"):
+        with pytest.raises(PausepointError) as info:
+            open_store(bad)
+        assert info.value.code is ErrorCode.WIRING_INVALID
+        assert info.value.clause == "wiring.consistent"
+
+
+def test_open_store_postgres_urls() -> None:
+    """``postgresql://...`` and ``postgres:DSN`` open a PostgresStore (``wiring.consistent``)."""
+    dsn = pg_dsn()
+    from pausepoint.stores import PostgresStore
+
+    for url in (dsn, f"postgres:{dsn}"):
+        s = open_store(url)
+        assert isinstance(s, PostgresStore) and s.durable and s.dsn == dsn
+        s.close()
+
+
+def test_package_imports_without_psycopg(tmp_path: Path) -> None:
+    """``pausepoint.stores`` imports with psycopg absent; only PostgresStore needs it
+    (``wiring.consistent``)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['psycopg'] = None\n"
+            "import pausepoint.stores as s\n"
+            "s.MemoryStore(); s.SqliteStore(sys.argv[1]).close()\n"
+            "try:\n    s.PostgresStore\nexcept ImportError:\n    print('lazy')\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.db")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "lazy"
+
+
+def test_cited_clauses_exist() -> None:
+    """Every clause id cited in this file's docstrings is in the catalogue."""
+    cited = set(re.findall(r"``([a-z]+(?:\.[a-z-]+)+)``", Path(__file__).read_text()))
+    cited = {c for c in cited if c.split(".")[0] in {k.split(".")[0] for k in CLAUSE_BY_ID}}
+    assert cited, "no clause cited"
+    assert cited <= set(CLAUSE_BY_ID), sorted(cited - set(CLAUSE_BY_ID))
