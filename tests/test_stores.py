@@ -420,6 +420,53 @@ def race_processes(b: Backend, n: int, racy: bool = False) -> list[str]:
     return winners
 
 
+def _cold_opener(kind: str, location: tuple[str, ...], who: str, barrier: Any,
+                 results: Any) -> None:
+    """Runs in a spawned process: open the store (creating its schema) at the same moment as
+    the others, then issue a pause of its own."""
+    try:
+        barrier.wait(timeout=60)
+        store = open_location(kind, location)
+        try:
+            results.put((who, store.ledger.issue(record(who, run="cold"))))
+        finally:
+            store.close()
+    except BaseException as exc:
+        results.put((who, repr(exc)))
+        raise
+
+
+def test_processes_create_a_fresh_store_together(tmp_path: Path) -> None:
+    """Four processes open the same not-yet-created SQLite file / PostgreSQL schema at once:
+    schema creation is serialised, every process works (``durability.restart``: the tables are
+    the library's own)."""
+    kinds: list[tuple[str, tuple[str, ...]]] = [("sqlite", (str(tmp_path / "cold.db"),))]
+    dsn = os.environ.get(DSN_ENV, "")
+    if dsn:
+        kinds.append(("postgres", (dsn, f"pp_test_{uuid.uuid4().hex[:16]}")))
+    ctx = multiprocessing.get_context("spawn")
+    for kind, location in kinds:
+        n = 4
+        barrier, results = ctx.Barrier(n), ctx.Queue()
+        procs = [ctx.Process(target=_cold_opener,
+                             args=(kind, location, f"p{i}", barrier, results))
+                 for i in range(n)]
+        for p in procs:
+            p.start()
+        outcomes = dict(results.get(timeout=120) for _ in range(n))
+        for p in procs:
+            p.join(timeout=60)
+        assert outcomes == {f"p{i}": True for i in range(n)}, (kind, outcomes)
+        store = open_location(kind, location)
+        try:
+            assert sorted(p.interrupt_id for p in store.ledger.by_run("cold")) == [
+                f"p{i}" for i in range(n)]
+        finally:
+            store.close()
+            if kind == "postgres":
+                open_location(kind, location).drop_namespace()  # type: ignore[attr-defined]
+
+
 def test_single_winner_among_threads(backend: Backend) -> None:
     """Eight threads consume one pause at once: exactly one wins, its result is the one
     recorded (``resume.consume.single-winner``, ``resume.consume.at-most-once``)."""
