@@ -42,6 +42,7 @@ from pausepoint.ports import (
     RunStore,
 )
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle, open_store
+from pausepoint.stores.sql import SqlStore
 
 DSN_ENV = "PAUSEPOINT_PG_DSN"
 
@@ -453,18 +454,22 @@ def test_processes_create_a_fresh_store_together(tmp_path: Path) -> None:
                  for i in range(n)]
         for p in procs:
             p.start()
-        outcomes = dict(results.get(timeout=120) for _ in range(n))
-        for p in procs:
-            p.join(timeout=60)
-        assert outcomes == {f"p{i}": True for i in range(n)}, (kind, outcomes)
-        store = open_location(kind, location)
         try:
-            assert sorted(p.interrupt_id for p in store.ledger.by_run("cold")) == [
-                f"p{i}" for i in range(n)]
+            outcomes = dict(results.get(timeout=120) for _ in range(n))
+            for p in procs:
+                p.join(timeout=60)
+            assert outcomes == {f"p{i}": True for i in range(n)}, (kind, outcomes)
+            store = open_location(kind, location)
+            try:
+                assert sorted(p.interrupt_id for p in store.ledger.by_run("cold")) == [
+                    f"p{i}" for i in range(n)]
+            finally:
+                store.close()
         finally:
-            store.close()
             if kind == "postgres":
-                open_location(kind, location).drop_namespace()  # type: ignore[attr-defined]
+                from pausepoint.stores import PostgresStore
+
+                PostgresStore(location[0], namespace=location[1]).drop_namespace()
 
 
 def test_single_winner_among_threads(backend: Backend) -> None:
@@ -672,6 +677,35 @@ def test_sqlite_runs_in_wal_with_full_sync(tmp_path: Path) -> None:
         assert seen == [(2,), (30000,)] * 2  # 2 = FULL
     finally:
         store.close()
+
+
+def test_a_finished_threads_connection_is_closed(durable_backend: Backend) -> None:
+    """Each thread gets its own connection, closed once the thread is gone, so a server with a
+    thread per request does not pile up connections; the data stays
+    (``durability.commit-per-change``)."""
+    import gc
+
+    store = durable_backend.store
+    assert isinstance(store, SqlStore)
+    held: list[Any] = []
+
+    def work(i: int) -> None:
+        store.runs.put(run_record(f"r{i}"))
+        with store.transaction(write=False) as conn:
+            held.append(conn)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(c) for c in held}) == 3  # one connection per thread
+    del threads, t
+    gc.collect()
+    for conn in held:
+        with pytest.raises(Exception):  # noqa: B017 - sqlite3 and psycopg differ in the type
+            conn.execute("SELECT 1")
+    assert [store.runs.get(f"r{i}") for i in range(3)] == [run_record(f"r{i}") for i in range(3)]
 
 
 def test_sqlite_refuses_an_in_memory_database() -> None:

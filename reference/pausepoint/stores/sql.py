@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import threading
 import typing
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Protocol
@@ -224,10 +225,11 @@ class SqlStore:
         self.dialect = dialect
         self._connect = connect
         self._local = threading.local()
-        self._all: list[DBConnection] = []
+        self._all: list[weakref.finalize[[DBConnection], threading.Thread]] = []
         self._all_lock = threading.Lock()
         self._closed = False
         self._pid = os.getpid()
+        self._inherited: list[object] = []
         self.ledger = SqlLedger(self)
         self.checkpoints = SqlCheckpoints(self)
         self.payloads = SqlPayloads(self)
@@ -235,47 +237,47 @@ class SqlStore:
         self.runs = SqlRuns(self)
         self.create_schema()
 
-    # connections
+    # connections: one per thread, closed when the thread is gone or the store is closed
 
     def _conn(self) -> DBConnection:
         if os.getpid() != self._pid:
-            # A forked child must not touch (let alone close) the parent's connections.
+            # A forked child must not use, close or even free the parent's connections (freeing
+            # a libpq connection says goodbye on the shared socket): keep them, unused.
+            for fin in self._all:
+                fin.detach()
+            self._inherited.append((self._local, self._all))
             self._pid, self._local, self._all = os.getpid(), threading.local(), []
         conn: DBConnection | None = getattr(self._local, "conn", None)
         if conn is not None and getattr(conn, "closed", False):
-            self._discard(conn)
+            self._discard()
             conn = None
         if conn is None:
             if self._closed:
                 raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
                                       f"this {self.dialect.name} store was closed")
             conn = self._guard(self._connect)
-            self._local.conn = conn
+            fin = weakref.finalize(threading.current_thread(), _close_quietly, conn)
+            fin.atexit = False
+            self._local.conn, self._local.fin = conn, fin
             with self._all_lock:
-                self._all.append(conn)
+                self._all = [f for f in self._all if f.alive]
+                self._all.append(fin)
         return conn
 
-    def _discard(self, conn: DBConnection) -> None:
-        """Forget a connection that failed, so the next call opens a fresh one."""
-        self._local.conn = None
-        with self._all_lock:
-            if conn in self._all:
-                self._all.remove(conn)
-        try:
-            conn.close()
-        except Exception:  # pragma: no cover - best effort on an already broken connection
-            pass
+    def _discard(self) -> None:
+        """Close and forget this thread's connection (it failed); the next call opens anew."""
+        fin = getattr(self._local, "fin", None)
+        self._local.conn = self._local.fin = None
+        if fin is not None:
+            fin()
 
     def close(self) -> None:
         """Close every connection this store opened, in any thread."""
         self._closed = True
         with self._all_lock:
-            conns, self._all = self._all, []
-        for conn in conns:
-            try:
-                conn.close()
-            except Exception:  # pragma: no cover
-                pass
+            fins, self._all = self._all, []
+        for fin in fins:
+            fin()
         self._local = threading.local()
 
     def _guard(self, fn: Callable[[], DBConnection]) -> DBConnection:
@@ -313,7 +315,7 @@ class SqlStore:
         try:
             conn.rollback()
         except self.dialect.errors:
-            self._discard(conn)
+            self._discard()
 
     def execute(self, conn: DBConnection, query: str, params: Sequence[Any] = ()) -> Any:
         return conn.execute(self.dialect.sql(query), tuple(params))
@@ -339,6 +341,13 @@ class SqlStore:
                 self.execute(conn, self.dialect.schema_lock)
             for ddl in schema(self.dialect):
                 self.execute(conn, ddl)
+
+
+def _close_quietly(conn: DBConnection) -> None:
+    try:
+        conn.close()
+    except Exception:  # pragma: no cover - best effort on an already broken connection
+        pass
 
 
 class _Facet:
