@@ -39,16 +39,10 @@ from ..ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
 # -- the DB-API surface we use ---------------------------------------------------------------
 
 
-class DBCursor(Protocol):
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-    def close(self) -> None: ...
-
-
 class DBConnection(Protocol):
+    """The part of a DB-API connection used here (sqlite3's and psycopg's both have
+    ``execute`` returning a cursor with ``fetchall``, ``rowcount`` and ``close``)."""
+
     def execute(self, query: str, params: Sequence[Any] = ..., /) -> Any: ...
 
     def commit(self) -> None: ...
@@ -286,11 +280,13 @@ class SqlStore:
         except self.dialect.errors as exc:
             raise self._unavailable(exc) from exc
 
-    def _unavailable(self, exc: Exception) -> PausepointError:
+    def _unavailable(self, exc: Exception, committing: bool = False) -> PausepointError:
+        outcome = ("the connection failed during COMMIT, so the change may or may not have "
+                   "been applied" if committing else "nothing was changed")
         return PausepointError(
             ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
             f"the {self.dialect.name} store did not answer ({type(exc).__name__}: {exc}); "
-            "the transaction was rolled back")
+            f"{outcome}")
 
     # transactions
 
@@ -299,14 +295,16 @@ class SqlStore:
         """One transaction on this thread's connection, committed on success and rolled back
         on any error; driver errors become ``store_unavailable``."""
         conn = self._conn()
+        committing = False
         try:
             if write and self.dialect.begin_write is not None:
                 conn.execute(self.dialect.begin_write)
             yield conn
+            committing = True
             conn.commit()
         except self.dialect.errors as exc:
             self._rollback(conn)
-            raise self._unavailable(exc) from exc
+            raise self._unavailable(exc, committing and write) from exc
         except BaseException:
             self._rollback(conn)
             raise
