@@ -56,6 +56,8 @@ _pp_psql() { (cd / && su postgres -c "psql -p ${PP_PG_PORT} -v ON_ERROR_STOP=1 -
 if [ "$(_pp_psql "-c \"SELECT 1 FROM pg_roles WHERE rolname = '${PP_PG_USER}'\"")" != "1" ]; then
     _pp_log "creating role ${PP_PG_USER}"
     _pp_psql "-c \"CREATE ROLE ${PP_PG_USER} LOGIN PASSWORD '${PP_PG_PASSWORD}'\"" >&2
+else  # converge: an existing role gets the login and password the DSN below promises
+    _pp_psql "-c \"ALTER ROLE ${PP_PG_USER} LOGIN PASSWORD '${PP_PG_PASSWORD}'\"" >&2
 fi
 if [ "$(_pp_psql "-c \"SELECT 1 FROM pg_database WHERE datname = '${PP_PG_DB}'\"")" != "1" ]; then
     _pp_log "creating database ${PP_PG_DB}"
