@@ -4,6 +4,7 @@
 # Idempotent: on a fresh Debian 12 machine (as root) it installs Debian's postgresql package,
 # creates/starts cluster "main" listening on 127.0.0.1, and creates role + database
 # "pausepoint"; when everything already exists and runs, it changes nothing.
+# PP_PG_CLUSTER, PP_PG_PORT, PP_PG_USER, PP_PG_PASSWORD, PP_PG_DB override the defaults.
 # Usage:  eval "$(.ci/postgres.sh | tail -n 1)"   or   source .ci/postgres.sh
 # The last line printed is:  export PAUSEPOINT_PG_DSN=postgresql://...
 
@@ -23,6 +24,7 @@ PP_PG_USER="${PP_PG_USER:-pausepoint}"
 PP_PG_PASSWORD="${PP_PG_PASSWORD:-pausepoint}"
 PP_PG_DB="${PP_PG_DB:-pausepoint}"
 PP_PG_PORT="${PP_PG_PORT:-5432}"
+PP_PG_CLUSTER="${PP_PG_CLUSTER:-main}"
 
 _pp_log() { echo "postgres.sh: $*" >&2; }
 
@@ -35,14 +37,15 @@ fi
 
 PP_PG_VERSION="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
 
-if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "${PP_PG_VERSION} main"; then
-    _pp_log "creating cluster ${PP_PG_VERSION}/main"
-    pg_createcluster "${PP_PG_VERSION}" main --port "${PP_PG_PORT}" >&2
+if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "${PP_PG_VERSION} ${PP_PG_CLUSTER}"; then
+    _pp_log "creating cluster ${PP_PG_VERSION}/${PP_PG_CLUSTER}"
+    pg_createcluster --port "${PP_PG_PORT}" "${PP_PG_VERSION}" "${PP_PG_CLUSTER}" >&2
 fi
 
-if ! pg_lsclusters -h | awk -v v="${PP_PG_VERSION}" '$1==v && $2=="main" {print $4}' | grep -q online; then
-    _pp_log "starting cluster ${PP_PG_VERSION}/main"
-    pg_ctlcluster "${PP_PG_VERSION}" main start >&2
+if ! pg_lsclusters -h | awk -v v="${PP_PG_VERSION}" -v c="${PP_PG_CLUSTER}" \
+        '$1==v && $2==c {print $4}' | grep -q online; then
+    _pp_log "starting cluster ${PP_PG_VERSION}/${PP_PG_CLUSTER}"
+    pg_ctlcluster "${PP_PG_VERSION}" "${PP_PG_CLUSTER}" start >&2
 fi
 
 for _ in $(seq 1 60); do
