@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from ..lifecycle import OUTSTANDING, PauseState
-from ..ports import EffectStatus, PauseRecord, RunRecord
+from ..ports import EffectStatus, PauseRecord, RunRecord, RunStatus
 
 
 class MemoryStore:
@@ -167,3 +167,7 @@ class MemoryRuns(_Facet):
     def children(self, run_id: str) -> Sequence[RunRecord]:
         with self._s._lock:
             return [r for r in self._s._runs.values() if r.parent_run_id == run_id]
+
+    def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
+        with self._s._lock:
+            return [r for r in self._s._runs.values() if r.status == status]

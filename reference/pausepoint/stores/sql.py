@@ -483,3 +483,7 @@ class SqlRuns(_Facet):
     def children(self, run_id: str) -> Sequence[RunRecord]:
         rows = self._s.read(f"{_RUN_SELECT} WHERE parent_run_id = ? ORDER BY seq", (run_id,))
         return [row_to_run(r) for r in rows]
+
+    def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
+        rows = self._s.read(f"{_RUN_SELECT} WHERE status = ? ORDER BY seq", (status.value,))
+        return [row_to_run(r) for r in rows]
