@@ -155,6 +155,9 @@ class PauseService:
         """Write the turn checkpoint; only a reported success makes the pause resumable
         (turn.resumable.earned)."""
         record = self._get(interrupt_id)
+        probe = lc.step(record.state, lc.RecordTurn(True))
+        if isinstance(probe, lc.Refused):  # refuse before writing (lifecycle.refusal.no-change)
+            raise _refuse(probe)
         written = self.checkpoints.write(record.claims.checkpoint_id, record.claims.thread_id,
                                          turn)
         return self._advance(interrupt_id, lambda _r: lc.RecordTurn(written))
