@@ -1,0 +1,22 @@
+"""Shared test settings: the Hypothesis profiles.
+
+``ci`` (200 examples, 50 steps per stateful example) is the default everywhere, and the only
+profile when the environment variable ``CI`` is set.  ``dev`` is a quicker profile for local
+runs: ``HYPOTHESIS_PROFILE=dev pytest`` (ignored under ``CI``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=200, stateful_step_count=50, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "dev", max_examples=30, stateful_step_count=25, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+
+PROFILE = "ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
