@@ -30,12 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     chosen = [c for c in CLAUSES if args.group is None or c.group.value == args.group]
     if args.json:
-        print(json.dumps([{"id": c.id, "summary": c.summary, "group": c.group.value,
-                           "level": c.level.value} for c in chosen], indent=2))
+        print(json.dumps([{"id": c.id, "summary": c.summary} for c in chosen], indent=2))
         return 0
     table = Table(title=f"pausepoint contract: {len(chosen)} clauses")
-    for col in ("id", "group", "level", "summary"):
-        table.add_column(col, overflow="fold")
+    # Ids are what people copy: never fold one across lines.
+    table.add_column("id", no_wrap=True, min_width=max((len(c.id) for c in chosen), default=2))
+    table.add_column("group", no_wrap=True)
+    table.add_column("level", no_wrap=True)
+    table.add_column("summary", overflow="fold")
     for c in chosen:
         table.add_row(c.id, c.group.value, c.level.value, c.summary)
     Console().print(table)

@@ -1,0 +1,49 @@
+"""``pausepoint clauses``: the JSON list is exactly the catalogue's ids and summaries, and the
+table lists every id."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pausepoint.clauses import CLAUSES, Group
+from pausepoint_conformance.cli import main
+
+
+def test_json_is_a_list_of_id_summary_objects(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["clauses", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == [{"id": c.id, "summary": c.summary} for c in CLAUSES]
+    assert all(list(obj) == ["id", "summary"] for obj in out)
+
+
+def test_json_with_a_group(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["clauses", "--json", "--group", Group.TOKENS.value]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == [{"id": c.id, "summary": c.summary} for c in CLAUSES
+                   if c.group is Group.TOKENS]
+    assert out, "the tokens group has clauses"
+
+
+@pytest.mark.parametrize("columns", ["80", "160"])
+def test_table_lists_every_id(capsys: pytest.CaptureFixture[str],
+                              monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    """Every id appears whole (ids are never folded across lines) at the usual widths."""
+    monkeypatch.setenv("COLUMNS", columns)
+    assert main(["clauses"]) == 0
+    out = capsys.readouterr().out
+    for c in CLAUSES:
+        assert re.search(rf"(?<![\w.-]){re.escape(c.id)}(?![\w.-])", out), c.id
+    assert f"{len(CLAUSES)} clauses" in out
+
+
+def test_table_with_a_group_lists_only_that_group(capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    assert main(["clauses", "--group", Group.EXPIRY.value]) == 0
+    out = capsys.readouterr().out
+    for c in CLAUSES:
+        present = re.search(rf"(?<![\w.-]){re.escape(c.id)}(?![\w.-])", out) is not None
+        assert present == (c.group is Group.EXPIRY), c.id
