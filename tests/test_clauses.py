@@ -419,3 +419,35 @@ def test_error_code_has_a_row_in_the_generated_table(code: ErrorCode) -> None:
     end = text.index("<!-- END GENERATED: error-codes -->")
     doc = ERROR_DOCS[code].replace("|", "\\|")
     assert f"| `{code.value}` | {doc} |" in text[begin:end]
+
+
+# -- the named invariants --------------------------------------------------------------------
+
+
+def invariant_rows(text: str) -> dict[str, list[str]]:
+    """The rows of the contract's invariants table: name -> clause ids."""
+    section = text[text.index("## 16. Invariants"):]
+    rows: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        m = re.match(r"^\| `(\w+)` \| [^|]+ \| (.+) \|$", line)
+        if m:
+            rows[m[1]] = re.findall(r"`([^`]+)`", m[2])
+    return rows
+
+
+def test_invariants_table_names_every_invariant_of_the_code() -> None:
+    """The contract names exactly the invariants the model and the lifecycle check, each mapped
+    to catalogue clauses."""
+    from pausepoint import lifecycle, model
+
+    rows = invariant_rows(CONTRACT.read_text(encoding="utf-8"))
+    expected = {*model.INVARIANTS, *(f.__name__ for f in lifecycle.PAUSE_INVARIANTS),
+                model.terminal_absorbing.__name__}
+    assert set(rows) == expected, set(rows) ^ expected
+    assert all(rows.values()), [name for name, ids in rows.items() if not ids]
+    assert {cid for ids in rows.values() for cid in ids} <= set(CLAUSE_BY_ID)
+
+
+def test_invariants_table_parser_sees_rows() -> None:
+    text = "## 16. Invariants\n| `A` | x | `lifecycle.states`, `resume.expiry` |\n| `b` | y |"
+    assert invariant_rows(text) == {"A": ["lifecycle.states", "resume.expiry"]}
