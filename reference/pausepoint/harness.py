@@ -201,7 +201,7 @@ class Harness:
             out = self.service.resume(token, response, ResumeRequest(
                 session_id=session_id, scope=scope, responder=responder, run_id=run_id))
             rec: PauseRecord = out.record
-            if out.replayed:
+            if out.replayed and not (out.result is None and self._continuation_lost(rec)):
                 first = json.loads(out.result) if out.result else {}
                 return Report(run_id=rec.run_id, status=str(first.get("status", "running")),
                               replayed=True, interrupt_id=rec.interrupt_id,
@@ -211,6 +211,15 @@ class Harness:
                 "status": report.status, "events": list(report.events),
                 "pauses": [p.interrupt_id for p in report.pauses]})
             return attrs.evolve(report, interrupt_id=rec.interrupt_id)
+
+    def _continuation_lost(self, rec: PauseRecord) -> bool:
+        """The pause was consumed but its run never recorded the answer: the process died
+        between the consume and the continuation.  A replay (same response, so the same answer)
+        continues the run instead of leaving it paused forever (durability.restart)."""
+        run = self.service.runs.get(rec.run_id)
+        if run is None or run.status != RunStatus.PAUSED:
+            return False
+        return rec.interrupt_id not in json.loads(run.state).get("responses", {})
 
     def cancel(self, run_id: str) -> Report:
         with self._lock:
