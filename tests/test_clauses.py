@@ -225,14 +225,14 @@ META_TESTS = frozenset({"tests/test_clauses.py", "tests/test_cli_clauses.py",
 """Tests about the catalogue itself: they mention clause ids without exercising them."""
 
 
-CHECK_WORDS = ("check", "suite", "vector", "scenario")
+CHECK_WORDS = ("check", "suite", "vector", "scenario", "framework")
 
 
 def is_check_source(path: str) -> bool:
     """Files whose citations count as a clause being tested: tests under ``tests/`` (not the
-    catalogue's own meta-tests), and under ``conformance/`` the checks, suites, scenario
-    generators and vectors -- files or folders whose name contains one of
-    :data:`CHECK_WORDS`, and every ``.json`` file.  Adapters and command-line modules
+    catalogue's own meta-tests), and under ``conformance/`` the checks, suites, the check
+    framework (its checks run on every observation), scenario generators and vectors -- files
+    or folders whose name contains one of :data:`CHECK_WORDS` -- and every ``.json`` file.  Adapters and command-line modules
     (``cmd_*.py``) cite clauses in the refusals they raise or the lists they print, which is not
     testing them."""
     if path in META_TESTS:
@@ -279,8 +279,9 @@ def coverage_citations(dirs: Iterable[str] = ("tests", "conformance")) -> list[C
 def ids_tested_by(cites: Iterable[Citation]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for c in cites:
-        if is_check_source(c.path) and c.id in CLAUSE_BY_ID:
-            out.setdefault(c.id, []).append(f"{c.path}:{c.lineno}")
+        where = f"{c.path}:{c.lineno}"
+        if is_check_source(c.path) and c.id in CLAUSE_BY_ID and where not in out.get(c.id, ()):
+            out.setdefault(c.id, []).append(where)
     return out
 
 
