@@ -1,4 +1,4 @@
-"""Shared test settings: the Hypothesis profiles.
+"""Shared test settings: the Hypothesis profiles, and the ``store`` fixture.
 
 ``ci`` (200 examples, 50 steps per stateful example) is the default everywhere, and the only
 profile when the environment variable ``CI`` is set.  ``dev`` is a quicker profile for local
@@ -8,8 +8,13 @@ runs: ``HYPOTHESIS_PROFILE=dev pytest`` (ignored under ``CI``).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 
 settings.register_profile(
     "ci", max_examples=200, stateful_step_count=50, deadline=None,
@@ -20,3 +25,12 @@ settings.register_profile(
 
 PROFILE = "ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreBundle]:
+    """A fresh store: in memory, and SQLite in a file under ``tmp_path``."""
+    bundle: StoreBundle = (MemoryStore() if request.param == "memory"
+                           else SqliteStore(tmp_path / "pausepoint.db"))
+    yield bundle
+    bundle.close()
