@@ -33,6 +33,7 @@ class EventKind(enum.StrEnum):
     PAUSED = "paused"
 
 
+_KINDS = frozenset(EventKind)
 TERMINAL_EVENTS = frozenset({EventKind.DONE, EventKind.ERROR, EventKind.CANCELLED,
                              EventKind.PAUSED})
 
@@ -131,6 +132,8 @@ class Runner:
         events: list[RunEvent] = []
 
         def emit(event: RunEvent) -> None:
+            if not isinstance(event, RunEvent) or event.kind not in _KINDS:
+                raise ValueError(f"not an event of the run vocabulary: {event!r}")
             if event.kind in TERMINAL_EVENTS:
                 raise ValueError("terminal events are the runner's to emit")
             events.append(event)
