@@ -207,6 +207,8 @@ class Harness:
                               replayed=True, interrupt_id=rec.interrupt_id,
                               events=tuple(first.get("events", ())))
             report = self._continue(rec, response)
+            if self.crashed:  # the process died while continuing: it records nothing more
+                return attrs.evolve(report, interrupt_id=rec.interrupt_id)
             self.service.set_result(rec.interrupt_id, {
                 "status": report.status, "events": list(report.events),
                 "pauses": [p.interrupt_id for p in report.pauses]})
