@@ -308,7 +308,8 @@ class PauseService:
     # -- internals -----------------------------------------------------------------------
 
     def _get(self, interrupt_id: str) -> PauseRecord:
-        record = self.ledger.get(interrupt_id)
+        # an id that is not text names no pause (and must not reach a store: input.bounded)
+        record = self.ledger.get(interrupt_id) if isinstance(interrupt_id, str) else None
         if record is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.transition.table",
                                   f"no pause {interrupt_id!r} in the ledger")
