@@ -30,8 +30,9 @@ finishes the run.  Then :func:`check_case` reads the durable stores, the world, 
   pause was opened.
 
 Deliberately broken variants (``broken=``) show the checks bite: ``forgetful-journal`` treats
-an effect in doubt as never started (it retries it), ``lazy-ledger`` acknowledges ledger writes
-before they are durable (write-behind until the next ledger write).
+an effect in doubt as never started (so it retries it); ``replay-only`` is the harness as it was
+before crash injection found its bug -- a consumed pause whose continuation died with the
+process is only ever replayed, so its run stays paused forever.
 
 Run it standalone: ``python -m pausepoint_conformance.crash run --store sqlite``.
 """
@@ -95,7 +96,7 @@ WRITE_METHODS: Final[dict[str, tuple[str, ...]]] = {
 }
 """Every facet method that commits a change; the world's ``apply`` is tapped as well."""
 
-BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "lazy-ledger")
+BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only")
 
 
 # -- the tap ---------------------------------------------------------------------------------
@@ -125,7 +126,6 @@ class Tap:
         self.when = when
         self.broken = broken
         self.count = 0
-        self.deferred: list[Callable[[], object]] = []  # lazy-ledger's unwritten writes
 
     def log(self, **entry: object) -> None:
         entry["p"] = self.proc
@@ -173,9 +173,6 @@ class _TappedFacet:
         tap = self._tap
 
         def tapped(*args: Any, **kwargs: Any) -> Any:
-            if tap.broken == "lazy-ledger" and self._name == "ledger":
-                return _lazy(tap, op, target, args, kwargs)
-            _flush(tap)
             return tap.write(op, (*args, *kwargs.values()), lambda: target(*args, **kwargs))
         return tapped
 
@@ -186,24 +183,6 @@ def _forgetful(status: Callable[..., EffectStatus | None]) -> Callable[..., Any]
         found = status(*args)
         return None if found == EffectStatus.STARTED else found
     return wrapped
-
-
-def _lazy(tap: Tap, op: str, target: Callable[..., Any], args: tuple[Any, ...],
-          kwargs: dict[str, Any]) -> Any:
-    """BROKEN: acknowledge a ledger write at once, make it durable only at the next one."""
-    _flush(tap)
-
-    def later() -> object:
-        return tap.write(op, (*args, *kwargs.values()), lambda: target(*args, **kwargs))
-    tap.deferred.append(later)
-    tap.log(n=tap.count, at="acked", op=op, args=[_brief(a) for a in args])
-    return None if op == "ledger.set_result" else True
-
-
-def _flush(tap: Tap) -> None:
-    pending, tap.deferred = tap.deferred, []
-    for fn in pending:
-        fn()
 
 
 class TappedBundle:
@@ -231,7 +210,6 @@ class TappedWorld:
         self.tap = tap
 
     def apply(self, run_id: str, key: str) -> None:
-        _flush(self.tap)
         self.tap.write("world.apply", (run_id, key), lambda: self.inner.apply(run_id, key))
 
     def count(self, run_id: str, key: str) -> int:
@@ -368,9 +346,10 @@ def worker_main(spec: dict[str, Any]) -> int:
               spec.get("broken"))
     inbox = Inbox(files.inbox)
     h = open_harness(files, tap)
+    if tap.broken == "replay-only":  # BROKEN: the harness before its lost-continuation fix
+        setattr(h, "_continuation_lost", lambda rec: False)
     try:
         status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
-        _flush(tap)
     finally:
         h.deployment.store.close()
     print(json.dumps({"status": status, "writes": tap.count}))
@@ -564,24 +543,24 @@ class CrashReport:
         return len(self.results)
 
 
-def cases_for(writes: Sequence[str], points: Sequence[int] | None = None,
-              sides: Sequence[str] = ("before", "after")) -> list[Case]:
-    chosen = range(1, len(writes) + 1) if points is None else points
-    return [Case(n, when, writes[n - 1]) for n in chosen for when in sides]
+def cases_for(writes: Sequence[str]) -> list[Case]:
+    """Both sides of every write: killed right before it, and right after it returned."""
+    return [Case(n, when, writes[n - 1]) for n in range(1, len(writes) + 1)
+            for when in ("before", "after")]
 
 
 def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None = None,
-                      jobs: int = 2, points: Sequence[int] | None = None,
-                      sides: Sequence[str] = ("before", "after"),
+                      jobs: int = 2, only: Callable[[Case], bool] | None = None,
                       progress: Callable[[CaseResult], None] | None = None) -> CrashReport:
-    """Every boundary (or the chosen ``points``) x ``sides``, each in a fresh store."""
+    """Every boundary x (before, after) -- or the cases ``only`` selects -- each in a fresh
+    store."""
     root = Path(workdir)
     dry_files = prepare(factory(str(root / "dry")), str(root / "dry"))
     try:
         writes = tuple(e["op"] for e in dry_run(dry_files))
     finally:
         drop(dry_files.store)
-    cases = cases_for(writes, points, sides)
+    cases = [c for c in cases_for(writes) if only is None or only(c)]
 
     def one(case: Case) -> CaseResult:
         d = str(root / f"{case.when}-{case.point:03d}")

@@ -1,0 +1,80 @@
+"""Crash injection (clauses ``durability.restart``, ``durability.token.reissue``,
+``resume.consume.at-most-once``, ``effect.at-most-once``, ``effect.unknown-outcome``): a real
+worker process is SIGKILLed right before and right after every write of a scripted run that
+pauses, is answered and resumes, with an effect on each side of the pause; a fresh process
+restarts the harness and finishes the run; the durable stores, the world, the trace and the
+person's inbox are then checked (see :mod:`pausepoint_conformance.crash`).
+
+On SQLite and on PostgreSQL.  Two deliberately broken variants show the checks bite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pausepoint_conformance.crash import (
+    Case, CrashReport, enumerate_crashes, postgres_factory, sqlite_factory,
+)
+from pg import pg_dsn
+
+
+def _report(report: CrashReport) -> str:
+    doubt = sum(1 for r in report.results if r.in_doubt)
+    return (f"{report.store}: {report.cases} crash cases over {len(report.writes)} writes "
+            f"({doubt} with an effect in doubt), {len(report.violations)} violations")
+
+
+def _check_every_boundary(report: CrashReport) -> None:
+    # every write of the scenario, killed before and after it: pause and resume both covered
+    assert report.cases == 2 * len(report.writes)
+    for op in ("ledger.issue", "checkpoints.write", "world.apply", "effects.start",
+               "ledger.set_result"):
+        assert op in report.writes, report.writes
+    assert sum(1 for w in report.writes if w == "ledger.transition") == 2  # turn + consume
+    assert all(r.died for r in report.results), [r.case for r in report.results if not r.died]
+    assert any(r.in_doubt for r in report.results)  # unknown outcomes were exercised
+    assert report.violations == [], "\n".join(report.violations)
+
+
+def test_crash_at_every_boundary_sqlite(tmp_path: Path) -> None:
+    report = enumerate_crashes(sqlite_factory, str(tmp_path))
+    print(_report(report))
+    _check_every_boundary(report)
+
+
+def test_crash_at_every_boundary_postgres(tmp_path: Path) -> None:
+    report = enumerate_crashes(postgres_factory(pg_dsn()), str(tmp_path))
+    print(_report(report))
+    _check_every_boundary(report)
+
+
+# -- the checks bite -------------------------------------------------------------------------
+
+
+def test_broken_forgetful_journal_is_caught(tmp_path: Path) -> None:
+    """An implementation that retries an effect in doubt applies it twice when the process died
+    after the effect and before its journal entry said finished."""
+    report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="forgetful-journal",
+                               only=lambda c: c.op == "world.apply" and c.when == "after")
+    assert report.cases == 2
+    for r in report.results:
+        assert any("applied 2 times" in v for v in r.violations), r
+        assert any("retried before" in v for v in r.violations), r
+
+
+def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
+    """The harness as it was before crash injection found its bug: dying between the consume
+    and the continuation left the run paused forever, its answer accepted and lost."""
+    def consume_boundaries(c: Case) -> bool:
+        return c.op in ("ledger.transition", "runs.put")
+
+    report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="replay-only",
+                               only=consume_boundaries)
+    caught = {(r.case.point, r.case.when) for r in report.results if r.violations}
+    consume = max(r.case.point for r in report.results if r.case.op == "ledger.transition")
+    assert caught == {(consume, "after"), (consume + 1, "before")}, caught
+    for r in report.results:
+        if r.violations:
+            assert any("run not done: paused" in v for v in r.violations), r
