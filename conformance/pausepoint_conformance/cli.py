@@ -14,6 +14,8 @@ from types import ModuleType
 
 SUBCOMMANDS: tuple[str, ...] = (
     "pausepoint_conformance.cmd_clauses",
+    "pausepoint_conformance.cmd_conform",
+    "pausepoint_conformance.cmd_scenarios",
 )
 
 DESCRIPTION = """\

@@ -1,0 +1,84 @@
+"""The adapter port: how the suite drives an implementation.
+
+An implementation under test is reached through an :class:`Adapter`.  In process, any object
+with these methods will do (see :mod:`pausepoint_conformance.reference_adapter`); across a
+language boundary, :class:`pausepoint_conformance.stdio.StdioAdapter` speaks the same
+operations as newline-delimited JSON to a subprocess.
+
+Every method returns a :data:`~pausepoint_conformance.protocol.Result`:
+``Ok(data) | Refused(code) | Skipped(reason) | Errored(traceback)`` -- an adapter never
+raises for something the implementation did; it reports it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Protocol, TypeVar, runtime_checkable
+
+from .protocol import (
+    AdvanceClockArgs,
+    CancelArgs,
+    CancelData,
+    ClockData,
+    CountData,
+    CrashRestartArgs,
+    EffectCountArgs,
+    Empty,
+    Errored,
+    HelloArgs,
+    HelloData,
+    PauseStateArgs,
+    PhaseData,
+    RaceData,
+    RaceResumeArgs,
+    ReconcileArgs,
+    ResetArgs,
+    RestartData,
+    Result,
+    ResumeArgs,
+    ResumeData,
+    RunReport,
+    StartArgs,
+)
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """The operations the suite drives.  ``hello`` declares the implementation and the clause
+    groups it claims; ``reset`` gives a fresh, empty instance (clock at 0) before every check
+    and vector; ``close`` releases whatever the adapter holds."""
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]: ...
+
+    def reset(self, args: ResetArgs) -> Result[Empty]: ...
+
+    def start(self, args: StartArgs) -> Result[RunReport]: ...
+
+    def resume(self, args: ResumeArgs) -> Result[ResumeData]: ...
+
+    def cancel(self, args: CancelArgs) -> Result[CancelData]: ...
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]: ...
+
+    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]: ...
+
+    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]: ...
+
+    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]: ...
+
+    def effect_count(self, args: EffectCountArgs) -> Result[CountData]: ...
+
+    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]: ...
+
+    def close(self) -> None: ...
+
+
+AdapterFactory = Callable[[], Adapter]
+
+
+def errored_from(exc: BaseException) -> Errored:
+    """An ``errored`` result carrying ``exc``'s traceback."""
+    return Errored(traceback="".join(traceback.format_exception(exc)))

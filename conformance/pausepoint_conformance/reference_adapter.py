@@ -1,0 +1,389 @@
+"""The in-process adapter for the reference implementation (``reference:memory``,
+``reference:sqlite``): it realises the protocol's scripted runs with
+:class:`pausepoint.harness.Harness`.
+
+The adapter is deliberately thin -- it translates messages, it decides nothing -- and it is
+built from parts a subclass can swap (:meth:`ReferenceAdapter.wrap_bundle`,
+:meth:`ReferenceAdapter.make_harness`), which is how the deliberately broken implementations in
+``tests/broken/`` are made: the reference with one piece replaced.
+
+Interactions registered (the protocol's conformance set, ``spec/adapter-protocol.md``):
+``approve``, ``ask``, ``confirm``, ``choose`` (any JSON object as payload and response),
+``pay`` (a tool pause: needs a tool call id) and ``restricted`` (only the responder
+``operator`` may answer).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pausepoint import __version__ as reference_version
+from pausepoint.clauses import ErrorCode, Group
+from pausepoint.clock import ManualClock
+from pausepoint.errors import PausepointError
+from pausepoint.harness import DEFAULT_INTERACTIONS, Harness, MemoryWorld, Report, World
+from pausepoint.ports import Claims
+from pausepoint.registry import RECONCILE, Interaction
+from pausepoint.runner import EventKind, PendingInterrupt, RunEvent, Runner, RunIdentity
+from pausepoint.stores import MemoryStore, open_store
+from pausepoint.stores.base import StoreBundle
+from pausepoint.tokens import KeyRing
+
+from . import __version__ as suite_version
+from .port import errored_from
+from .protocol import (
+    PROTOCOL_VERSION,
+    AdvanceClockArgs,
+    CancelArgs,
+    CancelData,
+    ClockData,
+    CountData,
+    CrashRestartArgs,
+    EffectCountArgs,
+    EffectStep,
+    Empty,
+    EndStep,
+    HelloArgs,
+    HelloData,
+    Implementation,
+    InterruptStep,
+    Ok,
+    PauseKind,
+    PauseStateArgs,
+    PhaseData,
+    PublishedPause,
+    RaceData,
+    RaceResumeArgs,
+    ReconcileArgs,
+    Refused,
+    ResetArgs,
+    RestartData,
+    Result,
+    ResumeArgs,
+    ResumeData,
+    ResumeResult,
+    RunReport,
+    RunStatus,
+    Skipped,
+    StartArgs,
+    Step,
+)
+
+OPERATOR = "operator"
+
+
+def operator_only(responder: str, claims: Claims, now: int) -> bool:
+    """Authority of the ``restricted`` interaction, evaluated at resume time."""
+    return responder == OPERATOR
+
+
+INTERACTIONS: tuple[Interaction, ...] = (
+    *DEFAULT_INTERACTIONS,
+    Interaction("restricted", authority=operator_only,
+                description="only the responder 'operator' may answer"),
+)
+
+ALL_GROUPS: tuple[Group, ...] = tuple(Group)
+
+_CODE_RE = re.compile(r"\[([a-z_]+)\] (.*) \(([a-z0-9.-]+)\)$", re.S)
+
+
+class _RecordingRunner(Runner):
+    """The reference runner, remembering the last invocation's events with their data (the
+    harness's report keeps only their kinds)."""
+
+    def __init__(self) -> None:
+        self.last: list[RunEvent] = []
+
+    def invoke(self, identity: RunIdentity, body: Callable[..., Any]) -> list[RunEvent]:
+        events = super().invoke(identity, body)
+        self.last = events
+        return events
+
+
+def _refused(exc: PausepointError) -> Refused:
+    return Refused(code=exc.code.value, message=exc.message, clause=exc.clause)
+
+
+def _step_dict(step: Step) -> dict[str, Any]:
+    """A protocol script step as the harness's script step."""
+    if isinstance(step, EffectStep):
+        out: dict[str, Any] = {"op": "effect", "key": step.key}
+        if step.fault is not None:
+            out["fault"] = step.fault.value
+        return out
+    if isinstance(step, InterruptStep):
+        d: dict[str, Any] = {"op": "interrupt", "payload": step.payload}
+        if step.names:
+            d["names"] = list(step.names)
+        else:
+            d["name"] = step.name
+        if step.checkpoint_write == "fail":
+            d["fail_checkpoint"] = True
+        if step.tool_call_id:
+            d["tool_call_id"] = step.tool_call_id
+        return d
+    assert isinstance(step, EndStep)
+    return {"op": "end"}
+
+
+class ReferenceAdapter:
+    """The reference harness behind the adapter port.  ``store`` is ``memory`` or ``sqlite``
+    (a fresh file in a private temporary directory on every reset)."""
+
+    implementation_name = "pausepoint-reference"
+
+    def __init__(self, store: str = "sqlite", *, directory: str | None = None) -> None:
+        if store not in ("memory", "sqlite"):
+            raise ValueError(f"store must be memory or sqlite, not {store!r}")
+        self.store = store
+        self._own_dir = directory is None
+        self._dir = directory or tempfile.mkdtemp(prefix="pausepoint-conform-")
+        self._n = 0
+        self._h: Harness | None = None
+        self._runs: list[str] = []
+        self._lock = threading.Lock()
+
+    # -- parts a broken implementation may swap ----------------------------------------------
+
+    def groups(self) -> list[Group]:
+        """Everything, except durability for the in-memory store (a real crash loses it; the
+        harness only keeps it across its simulated crash)."""
+        if self.store == "memory":
+            return [g for g in ALL_GROUPS if g != Group.DURABILITY]
+        return list(ALL_GROUPS)
+
+    def wrap_bundle(self, bundle: StoreBundle) -> StoreBundle:
+        """The store bundle the harness sees (identity here)."""
+        return bundle
+
+    def make_harness(self, *, open_bundle: Callable[[], StoreBundle], signer: KeyRing,
+                     clock: ManualClock, world: World, ttl_ms: int,
+                     durable_restart: bool) -> Harness:
+        return Harness(open_bundle=open_bundle, signer=signer, clock=clock, world=world,
+                       ttl_ms=ttl_ms, interactions=INTERACTIONS,
+                       durable_restart=durable_restart)
+
+    # -- lifecycle of the adapter ------------------------------------------------------------
+
+    @property
+    def harness(self) -> Harness:
+        if self._h is None:
+            raise RuntimeError("reset first")
+        return self._h
+
+    def _close_harness(self) -> None:
+        h, self._h = self._h, None
+        if h is not None:
+            try:
+                h.deployment.store.close()
+            except Exception:  # noqa: BLE001 - closing a store that is already gone
+                pass
+
+    def close(self) -> None:
+        self._close_harness()
+        if self._own_dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _opener(self) -> Callable[[], StoreBundle]:
+        if self.store == "memory":
+            bundle = MemoryStore()
+
+            def same() -> StoreBundle:
+                return self.wrap_bundle(bundle)
+            return same
+        self._n += 1
+        path = os.path.join(self._dir, f"reset-{self._n}.sqlite")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        url = f"sqlite:{path}"
+
+        def fresh() -> StoreBundle:
+            return self.wrap_bundle(open_store(url))
+        return fresh
+
+    # -- the operations ----------------------------------------------------------------------
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        return Ok(data=HelloData(
+            implementation=Implementation(
+                name=f"{self.implementation_name} ({self.store})",
+                version=reference_version, language="python",
+                homepage="https://pausepoint.dev"),
+            protocol=PROTOCOL_VERSION, groups=self.groups(),
+            notes=f"the reference harness on the {self.store} store; suite {suite_version}"))
+
+    def reset(self, args: ResetArgs) -> Result[Empty]:
+        with self._lock:
+            self._close_harness()
+            self._runs = []
+            self._ttl_ms = args.ttl_ms
+            self._world: World = MemoryWorld()
+            h = self.make_harness(open_bundle=self._opener(), signer=KeyRing.generate(),
+                                  clock=ManualClock(0), world=self._world, ttl_ms=args.ttl_ms,
+                                  durable_restart=self.store != "memory")
+            h.runner = _RecordingRunner()
+            self._h = h
+            return Ok(data=Empty())
+
+    def _guard(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return Ok(data=fn())
+        except PausepointError as exc:
+            return _refused(exc)
+        except Exception as exc:  # noqa: BLE001 - reported, never raised
+            return errored_from(exc)
+
+    def _publish(self, p: PendingInterrupt) -> PublishedPause:
+        return PublishedPause(
+            interrupt_id=p.interrupt_id, run_id=p.run_id, name=p.name,
+            kind=PauseKind.RECOVERY if p.name == RECONCILE.name else PauseKind.ASK,
+            payload=p.payload, token=p.token, resumable=p.resumable,
+            expires_at=p.expires_at, tool_call_id=p.tool_call_id)
+
+    def _run_report(self, rep: Report, h: Harness | None = None) -> RunReport:
+        h = h or self.harness
+        status = {"cancelling": "cancelled"}.get(rep.status, rep.status)
+        refusal = None
+        runner = h.runner
+        if rep.events and rep.events[-1] == EventKind.ERROR.value and isinstance(
+                runner, _RecordingRunner) and runner.last:
+            last = runner.last[-1]
+            m = _CODE_RE.search(str(last.data)) if last.kind == EventKind.ERROR else None
+            if m is not None and m.group(1) in ErrorCode.__members__.values():
+                refusal = Refused(code=m.group(1), message=m.group(2), clause=m.group(3))
+        return RunReport(run_id=rep.run_id, status=RunStatus(status), events=list(rep.events),
+                         pauses=[self._publish(p) for p in rep.pauses], refusal=refusal)
+
+    def start(self, args: StartArgs) -> Result[RunReport]:
+        with self._lock:
+            def go() -> RunReport:
+                h = self.harness
+                self._runs.append(args.run_id)
+                rep = h.start([_step_dict(s) for s in args.script], run_id=args.run_id,
+                              parent_run_id=args.parent_run_id, session_id=args.session_id,
+                              scope=args.scope)
+                return self._run_report(rep)
+            result: Result[RunReport] = self._guard(go)
+            return result
+
+    def _resume_with(self, h: Harness, args: ResumeArgs) -> ResumeData:
+        rep = h.resume(args.token, args.response, session_id=args.session_id, scope=args.scope,
+                       responder=args.responder, run_id=args.run_id)
+        return ResumeData(replayed=rep.replayed, interrupt_id=rep.interrupt_id,
+                          run=self._run_report(rep, h))
+
+    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
+        with self._lock:
+            result: Result[ResumeData] = self._guard(
+                lambda: self._resume_with(self.harness, args))
+            return result
+
+    def cancel(self, args: CancelArgs) -> Result[CancelData]:
+        with self._lock:
+            def go() -> CancelData:
+                h = self.harness
+                if h.run_status(args.run_id) == "unknown":
+                    raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "cancel.distinct",
+                                          f"no run {args.run_id!r}")
+                return CancelData(run=self._run_report(h.cancel(args.run_id)))
+            result: Result[CancelData] = self._guard(go)
+            return result
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
+        with self._lock:
+            def go() -> ClockData:
+                h = self.harness
+                clock = h.clock
+                assert isinstance(clock, ManualClock)
+                now = clock.advance(args.ms)
+                if not h.crashed:
+                    h.expire_due()
+                return ClockData(now=now)
+            result: Result[ClockData] = self._guard(go)
+            return result
+
+    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
+        with self._lock:
+            def go() -> RestartData:
+                h = self.harness
+                h.crash()
+                reports = h.restart()
+                pauses = [self._publish(p) for run in self._runs for p in h.published(run)]
+                return RestartData(runs=[self._run_report(r) for r in reports], pauses=pauses)
+            result: Result[RestartData] = self._guard(go)
+            return result
+
+    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
+        with self._lock:
+            def go() -> PhaseData:
+                h = self.harness
+                h.reconcile(args.interrupt_id, args.resolution.value)
+                return PhaseData(phase=h.pause_state(args.interrupt_id))
+            result: Result[PhaseData] = self._guard(go)
+            return result
+
+    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
+        with self._lock:
+            result: Result[PhaseData] = self._guard(
+                lambda: PhaseData(phase=self.harness.pause_state(args.interrupt_id)))
+            return result
+
+    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
+        with self._lock:
+            result: Result[CountData] = self._guard(
+                lambda: CountData(count=self.harness.effect_count(args.run_id, args.key)))
+            return result
+
+    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
+        """Each request goes to a resume server of its own -- a separate harness on the same
+        store, as separate processes would be -- and they start together."""
+        with self._lock:
+            try:
+                h = self.harness
+                servers = [self.make_harness(open_bundle=h._open_bundle, signer=h.signer,  # type: ignore[arg-type]
+                                             clock=h.clock, world=h.world,  # type: ignore[arg-type]
+                                             ttl_ms=h.ttl_ms, durable_restart=h.durable_restart)
+                           for _ in args.requests]
+            except Exception as exc:  # noqa: BLE001
+                return errored_from(exc)
+            for s in servers:
+                s.runner = _RecordingRunner()
+            barrier = threading.Barrier(len(servers))
+            results: list[ResumeResult | None] = [None] * len(servers)
+
+            def one(i: int) -> None:
+                try:
+                    barrier.wait(timeout=10)
+                except threading.BrokenBarrierError:
+                    pass
+                results[i] = self._guard(lambda: self._resume_with(servers[i],
+                                                                   args.requests[i]))
+
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(len(servers))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if h.durable_restart:
+                for s in servers:
+                    s.deployment.store.close()
+            final: list[ResumeResult] = [
+                r if r is not None else Skipped(reason="the resume did not finish")
+                for r in results]
+            return Ok(data=RaceData(results=final))
+
+
+def reference_memory() -> ReferenceAdapter:
+    return ReferenceAdapter("memory")
+
+
+def reference_sqlite() -> ReferenceAdapter:
+    return ReferenceAdapter("sqlite")

@@ -1,0 +1,229 @@
+"""Running the suite: handshake, checks, vectors, and a verdict for every clause.
+
+Every case ends ``passed``, ``failed``, ``skipped`` (with the implementation's reason),
+``errored`` or ``not_claimed`` -- nothing is silently dropped.  Every clause of the catalogue
+gets a verdict:
+
+* ``not_claimed`` -- its group is not claimed by the implementation;
+* ``failed`` -- some case failed *on this clause* (a failure names the clause it breaks);
+* ``errored`` -- no failure, but a case citing it errored (a crash, a hang, garbage);
+* ``passed`` -- no failure or error, and at least one case citing it passed;
+* ``skipped`` -- every case citing it was skipped or needs another, unclaimed group;
+* ``unobservable`` -- the adapter protocol cannot reach it (the reason is given).
+
+The exit status is 0 only when every claimed clause is ``passed`` (or ``unobservable``) and at
+least one case passed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from pausepoint.clauses import CLAUSES, Group
+
+from . import __version__ as suite_version
+from . import checks as _checks  # noqa: F401 - registers the checks
+from .checks import UNOBSERVABLE
+from .framework import CHECKS, TTL_MS, CaseResult, Check, Outcome, run_check
+from .port import Adapter
+from .protocol import PROTOCOL_VERSION, Errored, HelloArgs, HelloData, Ok, Refused, Skipped
+
+
+class Verdict:
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    SKIPPED = "skipped"
+    NOT_CLAIMED = "not_claimed"
+    UNOBSERVABLE = "unobservable"
+    UNTESTED = "untested"
+
+
+@attrs.frozen
+class ClauseVerdict:
+    id: str
+    group: str
+    level: str
+    verdict: str
+    why: str
+    cases: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        return {"type": "clause", "id": self.id, "group": self.group, "level": self.level,
+                "verdict": self.verdict, "why": self.why, "cases": list(self.cases)}
+
+
+@attrs.define
+class SuiteResult:
+    header: dict[str, Any]
+    cases: list[CaseResult] = attrs.field(factory=list)
+    clauses: list[ClauseVerdict] = attrs.field(factory=list)
+    duration_s: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        out = {o.value: 0 for o in Outcome}
+        for c in self.cases:
+            out[c.outcome.value] += 1
+        return out
+
+    @property
+    def exit_status(self) -> int:
+        claimed = set(self.header.get("claimed", []))
+        if not claimed:
+            return 1
+        if not any(c.outcome == Outcome.PASSED for c in self.cases):
+            return 1
+        for v in self.clauses:
+            if v.group in claimed and v.verdict not in (Verdict.PASSED, Verdict.UNOBSERVABLE):
+                return 1
+        return 0
+
+    def footer(self) -> dict[str, Any]:
+        verdicts: dict[str, int] = {}
+        for v in self.clauses:
+            verdicts[v.verdict] = verdicts.get(v.verdict, 0) + 1
+        return {"type": "footer", **self.counts(), "clauses": verdicts,
+                "exit_status": self.exit_status, "duration_s": round(self.duration_s, 3)}
+
+    def records(self) -> list[dict[str, Any]]:
+        return [self.header, *(c.record() for c in self.cases),
+                *(v.record() for v in self.clauses), self.footer()]
+
+
+def clause_verdicts(cases: Sequence[CaseResult], claimed: frozenset[Group]) -> list[ClauseVerdict]:
+    out: list[ClauseVerdict] = []
+    for c in CLAUSES:
+        citing = [r for r in cases if c.id in r.clauses]
+        failed = [r for r in cases if r.outcome == Outcome.FAILED and r.failed_clause == c.id]
+        ids = tuple(r.id for r in citing)
+        base: dict[str, Any] = dict(id=c.id, group=c.group.value, level=c.level.value)
+        if c.group not in claimed:
+            out.append(ClauseVerdict(**base, verdict=Verdict.NOT_CLAIMED,
+                                     why=f"the implementation does not claim the "
+                                         f"{c.group.value} group", cases=ids))
+            continue
+        if failed:
+            f = failed[0]
+            more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            out.append(ClauseVerdict(**base, verdict=Verdict.FAILED,
+                                     why=f"{f.id}: {f.message}{more}",
+                                     cases=tuple(r.id for r in failed)))
+            continue
+        errored = [r for r in citing if r.outcome == Outcome.ERRORED]
+        if errored:
+            first = errored[0].message.strip().splitlines()[:1]
+            out.append(ClauseVerdict(**base, verdict=Verdict.ERRORED,
+                                     why=f"{errored[0].id} errored: "
+                                         f"{first[0] if first else ''}",
+                                     cases=tuple(r.id for r in errored)))
+            continue
+        passed = [r for r in citing if r.outcome == Outcome.PASSED]
+        if passed:
+            nchk = sum(1 for r in passed if r.kind == "check")
+            nvec = len(passed) - nchk
+            parts = [f"{nchk} check{'s' if nchk != 1 else ''}"] if nchk else []
+            if nvec:
+                parts.append(f"{nvec} vector{'s' if nvec != 1 else ''}")
+            out.append(ClauseVerdict(**base, verdict=Verdict.PASSED,
+                                     why=" and ".join(parts) + " passed", cases=ids))
+            continue
+        if c.id in UNOBSERVABLE and not citing:
+            out.append(ClauseVerdict(**base, verdict=Verdict.UNOBSERVABLE,
+                                     why=UNOBSERVABLE[c.id]))
+            continue
+        if citing:
+            r = citing[0]
+            out.append(ClauseVerdict(**base, verdict=Verdict.SKIPPED,
+                                     why=f"{r.id} {r.outcome.value}: {r.message}".strip(),
+                                     cases=ids))
+            continue
+        out.append(ClauseVerdict(**base, verdict=Verdict.UNTESTED,
+                                 why="no check or vector that ran cites this clause"))
+    return out
+
+
+CaseCallback = Callable[[CaseResult], None]
+
+
+@attrs.frozen
+class Plan:
+    """What to run: the checks (by default all) and prepared vector cases."""
+
+    checks: tuple[Check, ...] = attrs.field(factory=lambda: tuple(CHECKS))
+    vectors: tuple[Any, ...] = ()  # pausepoint_conformance.vectors.VectorCase
+    ttl_ms: int = TTL_MS
+
+    @property
+    def size(self) -> int:
+        return len(self.checks) + len(self.vectors)
+
+
+def handshake(adapter: Adapter) -> HelloData | str:
+    """The implementation's hello, or why it failed."""
+    try:
+        res = adapter.hello(HelloArgs(protocol=PROTOCOL_VERSION,
+                                      suite=f"pausepoint-conformance {suite_version}"))
+    except Exception as exc:  # noqa: BLE001 - an in-process adapter that raises
+        return f"hello raised {type(exc).__name__}: {exc}"
+    if isinstance(res, Ok):
+        data: HelloData = res.data
+        if data.protocol != PROTOCOL_VERSION:
+            return (f"the implementation speaks protocol {data.protocol}; the suite speaks "
+                    f"{PROTOCOL_VERSION}")
+        return data
+    if isinstance(res, Errored):
+        return f"hello errored:\n{res.traceback}"
+    if isinstance(res, (Refused, Skipped)):
+        return f"hello was {res.status}: {res!r}"
+    return f"hello returned {res!r}"
+
+
+def run_suite(adapter: Adapter, *, adapter_name: str, plan: Plan | None = None,
+              on_case: CaseCallback | None = None) -> SuiteResult:
+    """Run ``plan`` (by default every check) against ``adapter`` and judge every clause."""
+    from .vectors import replay_case
+
+    plan = plan or Plan()
+    t0 = time.perf_counter()
+    hello = handshake(adapter)
+    header: dict[str, Any] = {
+        "type": "header", "suite": {"name": "pausepoint-conformance", "version": suite_version},
+        "protocol": PROTOCOL_VERSION, "adapter": adapter_name,
+        "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "checks": len(plan.checks), "vectors": len(plan.vectors),
+    }
+    result = SuiteResult(header=header)
+    if isinstance(hello, str):
+        header.update(implementation=None, claimed=[], error=hello)
+        case = CaseResult(id="hello", kind="handshake", description="the hello handshake",
+                          clauses=(), groups=(), outcome=Outcome.ERRORED, message=hello)
+        result.cases.append(case)
+        if on_case:
+            on_case(case)
+        result.clauses = [ClauseVerdict(id=c.id, group=c.group.value, level=c.level.value,
+                                        verdict=Verdict.ERRORED,
+                                        why="the hello handshake failed")
+                          for c in CLAUSES]
+        result.duration_s = time.perf_counter() - t0
+        return result
+    claimed = frozenset(hello.groups) | {Group.CORE}
+    header.update(implementation=hello.implementation.model_dump(mode="json"),
+                  claimed=sorted(g.value for g in claimed), notes=hello.notes)
+    for chk in plan.checks:
+        case = run_check(adapter, chk, claimed, plan.ttl_ms)
+        result.cases.append(case)
+        if on_case:
+            on_case(case)
+    for vec in plan.vectors:
+        case = replay_case(adapter, vec, claimed)
+        result.cases.append(case)
+        if on_case:
+            on_case(case)
+    result.clauses = clause_verdicts(result.cases, claimed)
+    result.duration_s = time.perf_counter() - t0
+    return result
