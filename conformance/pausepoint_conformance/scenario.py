@@ -261,9 +261,13 @@ class ModelDriver:
                                (out.clause, "lifecycle.refusal.no-change",
                                 "effect.refusal.no-effect"), frozenset(groups), flags)
         was = slot.state.phase
+        # One resumer, nothing in between: its commit decides on the state it read, so what it
+        # answers is the table's verdict on that state.
+        decided = lc.step(slot.state, lc.Resume(now=self.sys.now, response_digest=response))
+        result = (decided.code.value if isinstance(decided, lc.Refused)
+                  else decided.action.value)
         self._one(m.resume_read(self.cfg, self.sys, 0, r, k, response))
         self._one(m.resume_commit(self.cfg, self.sys, 0))
-        result = self.sys.resumers[0].result
         self.sys = attrs.evolve(self.sys, resumers=tuple(m.Resumer() for _ in self.sys.resumers))
         if was == Phase.CONSUMED:
             groups.add(Group.REPLAY)

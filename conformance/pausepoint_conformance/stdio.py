@@ -72,42 +72,47 @@ def _dispatch(adapter: Adapter, op: Op, args: BaseModel) -> Any:
     return method(args)
 
 
+def handle_line(adapter: Adapter, line: str) -> tuple[dict[str, Any], Op | None]:
+    """Answer one request line: the response object and the operation it named (None when the
+    line was not a request).  While the operation runs, ``sys.stdout`` points at stderr, so a
+    stray ``print`` cannot corrupt the protocol."""
+    rid: int = -1
+    op: Op | None = None
+    try:
+        raw = json.loads(line)
+        rid = int(raw.get("id", -1)) if isinstance(raw, dict) else -1
+        op = Op(raw["op"])
+        args = OPS[op][0].model_validate(raw.get("args", {}))
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        result: Any = errored_from(exc)
+    else:
+        real_stdout = sys.stdout
+        sys.stdout = sys.stderr
+        try:
+            result = _dispatch(adapter, op, args)
+        except Exception as exc:  # noqa: BLE001 - reported, never raised
+            result = errored_from(exc)
+        finally:
+            sys.stdout = real_stdout
+    return {"id": rid, "result": result.model_dump(mode="json")}, op
+
+
 def serve(adapter: Adapter, instream: IO[str] | None = None,
           outstream: IO[str] | None = None) -> int:
     """Answer requests from ``instream`` (default stdin) on ``outstream`` (default stdout) until
-    ``bye`` or end of input.  While an operation runs, ``sys.stdout`` points at stderr, so a
-    stray ``print`` cannot corrupt the protocol."""
+    ``bye`` or end of input, then close the adapter."""
     inp = instream if instream is not None else sys.stdin
     out = outstream if outstream is not None else sys.stdout
-    real_stdout = sys.stdout
     try:
         for line in inp:
             if not line.strip():
                 continue
-            rid: int = -1
-            op: Op | None = None
-            try:
-                raw = json.loads(line)
-                rid = int(raw.get("id", -1)) if isinstance(raw, dict) else -1
-                op = Op(raw["op"])
-                args = OPS[op][0].model_validate(raw.get("args", {}))
-            except (ValueError, KeyError, TypeError, ValidationError) as exc:
-                result: Any = errored_from(exc)
-            else:
-                sys.stdout = sys.stderr
-                try:
-                    result = _dispatch(adapter, op, args)
-                except Exception as exc:  # noqa: BLE001 - reported, never raised
-                    result = errored_from(exc)
-                finally:
-                    sys.stdout = real_stdout
-            out.write(json.dumps({"id": rid, "result": result.model_dump(mode="json")},
-                                 separators=(",", ":")) + "\n")
+            response, op = handle_line(adapter, line)
+            out.write(json.dumps(response, separators=(",", ":")) + "\n")
             out.flush()
             if op == Op.BYE:
                 break
     finally:
-        sys.stdout = real_stdout
         adapter.close()
     return 0
 
