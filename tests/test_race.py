@@ -1,0 +1,60 @@
+"""Concurrent resumers (clauses ``resume.consume.single-winner``, ``race.decided-once``,
+``replay.same-response``, ``replay.different-response.conflict``, ``expiry.no-consume-after``,
+``cancel.distinct``): worker processes -- separate interpreters with their own connections,
+like separate resume servers -- race to decide one pause on a shared SQLite file or PostgreSQL
+schema.  Exactly one winner per consumed pause; every loser gets a definite answer naming the
+state that won; an answer racing the expiry sweeper or a cancel is decided once.
+
+A deliberately broken ledger whose transition ignores the version it read is caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pausepoint_conformance.race import KINDS, RaceReport, run_races
+from pausepoint_conformance.testbed import StoreSpec, drop, fresh_sqlite, save_key
+from pg import pg_spec
+
+PROCESSES = 4
+ROUNDS = 15
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[StoreSpec, str]]:
+    spec = fresh_sqlite(tmp_path, "race.db") if request.param == "sqlite" else pg_spec("pp_race")
+    key = str(tmp_path / "key.ed25519")
+    save_key(key)
+    yield spec, key
+    drop(spec)
+
+
+def test_one_winner_and_a_definite_answer_for_every_loser(shared: tuple[StoreSpec, str]) -> None:
+    spec, key = shared
+    report: RaceReport = run_races(spec, key, processes=PROCESSES, rounds=ROUNDS)
+    print("\n".join(report.lines()))
+    assert report.violations == [], "\n".join(report.violations)
+    assert report.races == ROUNDS * len(KINDS)
+    for kind in ("same", "differ"):  # every resume-only race: one winner, never none
+        assert report.stats[kind].winners == ROUNDS
+        assert report.stats[kind].decided == {"consumed": ROUNDS}
+    assert report.stats["same"].outcomes["replay"] == ROUNDS * (PROCESSES - 1)
+    assert report.stats["differ"].outcomes["refused:response_conflict"] > 0
+    for kind in ("expiry", "cancel"):
+        s = report.stats[kind]
+        assert s.winners == s.decided["consumed"] <= ROUNDS
+        assert sum(s.decided.values()) == ROUNDS
+
+
+def test_a_version_blind_ledger_is_caught(shared: tuple[StoreSpec, str]) -> None:
+    """The check-then-act bug: several resumers 'win' the same pause and the expiry or cancel
+    overwrites a consume."""
+    spec, key = shared
+    report = run_races(spec, key, processes=PROCESSES, rounds=3, broken="version-blind")
+    print("\n".join(report.lines()))
+    assert report.winners > report.stats["same"].races + report.stats["differ"].races
+    assert any("winners of a consumed pause" in v for v in report.violations)
+    assert any("changed state" in v for v in report.violations)
