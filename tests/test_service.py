@@ -403,7 +403,8 @@ def test_expiry_is_checked_before_binding_and_decides_the_pause(env: Env) -> Non
     err = refused(env.svc.resume, rec.token, {}, ResumeRequest("sess-x", "scope-x"))
     assert err.code == E.PAUSE_EXPIRED
     assert stored(env, "i-1").state.phase == Phase.EXPIRED
-    assert env.audit.events == []
+    # `resume.binding.scope`: the cross-scope attempt is audited even though expiry refused it
+    assert [e.kind for e in env.audit.events] == ["cross_scope_redemption"]
 
 
 def test_binding_is_checked_before_the_decided_state(env: Env) -> None:

@@ -58,8 +58,12 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "changes nothing."),
     _c("lifecycle.terminal.absorbing", G.CORE,
        "consumed, expired and cancelled are absorbing: no event moves a pause out of them."),
+    _c("lifecycle.outstanding.live", G.CORE,
+       "The ledger counts a pause as outstanding exactly while it is paused, resumable or "
+       "unknown_outcome."),
     _c("lifecycle.refusal.no-change", G.CORE,
-       "A refused operation changes no stored state."),
+       "A refused operation changes no stored state; a resume refused for expiry may first "
+       "record the expiry it found due."),
     # -- pause -----------------------------------------------------------------------------
     _c("pause.interaction.registered", G.CORE,
        "A pause names a registered interaction; an unregistered name is refused with "
@@ -106,17 +110,17 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "outside a run is refused with outside_run."),
     # -- resume ----------------------------------------------------------------------------
     _c("resume.refusal.order", G.CORE,
-       "Resume checks run in the fixed order authenticity, expiry, binding, scope, authority, "
-       "decided state, response schema, unknown outcome, turn recorded; the first that fails "
-       "decides the error code."),
+       "Resume checks run in the fixed order authenticity, known pause, expiry, binding, scope, "
+       "authority, decided state, response schema, unknown outcome, turn recorded; the first "
+       "that fails decides the error code."),
     _c("resume.token.authentic", G.TOKENS,
        "A resume presents a token that verifies under the key ring; otherwise it is refused "
        "with token_malformed or token_invalid."),
     _c("resume.expiry", G.EXPIRY,
        "A resume at or after expires_at is refused with pause_expired."),
     _c("resume.binding.run", G.LINEAGE,
-       "The token's run, root run and session must match the resuming request; otherwise "
-       "binding_mismatch."),
+       "The token's session must match the resuming request, and its run and root run must "
+       "match whenever the request names them; otherwise binding_mismatch."),
     _c("resume.binding.scope", G.TOKENS,
        "A token redeemed from another scope is refused with scope_mismatch and the attempt is "
        "written to the audit sink."),
@@ -148,8 +152,9 @@ CLAUSES: Final[tuple[Clause, ...]] = (
     _c("replay.different-response.conflict", G.REPLAY,
        "Resuming a consumed pause with a different response is refused with response_conflict."),
     _c("race.decided-once", G.CONCURRENCY,
-       "Answer, expiry and cancel are decided once; the loser is told which state won "
-       "(pause_consumed, pause_expired, pause_cancelled)."),
+       "Answer, expiry and cancel are decided once; a losing expiry or cancel is told which "
+       "state won (pause_consumed, pause_expired, pause_cancelled), and a later answer to a "
+       "consumed pause is a replay or response_conflict."),
     # -- expiry ----------------------------------------------------------------------------
     _c("expiry.transition", G.EXPIRY,
        "Once the clock reaches expires_at, a paused, resumable or unknown_outcome pause "
@@ -286,5 +291,6 @@ ERROR_DOCS: Final[dict[ErrorCode, str]] = {
     ErrorCode.KEY_UNKNOWN: "no key with this key id is in the key ring",
     ErrorCode.KEY_NOT_DRAINED: "tokens signed by this key are still outstanding",
     ErrorCode.WIRING_INVALID: "the deployment's ports are wired inconsistently",
-    ErrorCode.STORE_UNAVAILABLE: "a store did not answer; nothing was changed",
+    ErrorCode.STORE_UNAVAILABLE: ("a store did not answer; nothing was changed, unless the failure "
+                                  "hit the commit itself, when the outcome is unknown"),
 }

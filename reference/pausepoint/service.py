@@ -188,16 +188,16 @@ class PauseService:
             response_digest = digest(canonical_json(response)) if response_valid else ""
         except (TypeError, ValueError):
             response_valid, response_digest = False, ""
+        if not scope_ok:  # audited whatever else is wrong with the request (resume.binding.scope)
+            self.audit.record(AuditEvent(
+                "cross_scope_redemption", claims.interrupt_id,
+                f"token of scope {claims.scope!r} presented from {request.scope!r}"))
         for _ in range(MAX_CAS_ATTEMPTS):
             event = lc.Resume(now=now, response_digest=response_digest, authentic=True,
                               binding_ok=binding_ok, scope_ok=scope_ok, authorized=authorized,
                               response_valid=response_valid)
             out = lc.step(record.state, event)
             if isinstance(out, lc.Refused):
-                if out.code == ErrorCode.SCOPE_MISMATCH:
-                    self.audit.record(AuditEvent(
-                        "cross_scope_redemption", claims.interrupt_id,
-                        f"token of scope {claims.scope!r} presented from {request.scope!r}"))
                 if out.code == ErrorCode.PAUSE_EXPIRED and record.state.phase in lc.LIVE:
                     self.expire(claims.interrupt_id)  # decide it once, for everyone
                 raise _refuse(out)
