@@ -323,6 +323,26 @@ def _absorbing(ctx: Ctx) -> None:
         ctx.expect_phase(p, "consumed", "lifecycle.terminal.absorbing")
 
 
+@check("core/outstanding-live",
+       "a run publishes exactly its live pauses: answered ones drop out, unrecorded ones stay",
+       ["lifecycle.outstanding.live", "pause.published"])
+def _outstanding(ctx: Ctx) -> None:
+    rep = ctx.start([effect("a"), ask("approve"), effect("b"), ask("confirm"), effect("c"),
+                     ask("choose", checkpoint_write="fail"), end()])
+    first = only(rep.pauses, ctx, "lifecycle.outstanding.live")[0]
+    run = ctx.resume(first, YES).run
+    ids = [p.interrupt_id for p in run.pauses]
+    ctx.expect(first.interrupt_id not in ids and len(ids) == 1, "lifecycle.outstanding.live",
+               "only the next (live) pause", [p.name for p in run.pauses],
+               "a consumed pause is still published as outstanding")
+    second = run.pauses[0]
+    run = ctx.resume(second, YES).run
+    names = [p.name for p in run.pauses]
+    ctx.expect(names == ["choose"], "lifecycle.outstanding.live", ["choose"], names,
+               "a paused (unrecorded) pause is live and must be published; consumed ones not")
+    ctx.expect_phase(run.pauses[0], "paused", "lifecycle.outstanding.live")
+
+
 # == tokens ==================================================================================
 
 
@@ -537,12 +557,12 @@ def _expiry(ctx: Ctx) -> None:
     ctx.expect_phase(p, "resumable", "expiry.transition",
                      "the pause expired before its expires_at")
     ctx.advance(1)
-    ctx.expect_phase(p, "expired", "expiry.transition",
-                     "the clock reached expires_at but the pause is not expired")
     for response in (YES, NO):
         ctx.refuse_resume(p, [E.PAUSE_EXPIRED], "resume.expiry",
                           "a resume at expires_at", response=response)
     ctx.expect_count("r1", "b", 0, "expiry.no-consume-after")
+    ctx.expect_phase(p, "expired", "expiry.transition",
+                     "the clock reached expires_at but the pause is not expired")
     ctx.expect_phase(p, "expired", "lifecycle.terminal.absorbing")
 
 
@@ -855,7 +875,8 @@ def _unknown_expires(ctx: Ctx) -> None:
 
 @check("durability/restart",
        "a paused run survives a crash: same pause, same token, no effect rerun, answered once",
-       ["durability.restart", "durability.token.reissue", "effect.at-most-once"])
+       ["durability.restart", "durability.token.reissue", "effect.at-most-once",
+        "lifecycle.outstanding.live"])
 def _restart(ctx: Ctx) -> None:
     p = basic(ctx)
     data = ctx.crash_restart()
@@ -869,7 +890,11 @@ def _restart(ctx: Ctx) -> None:
                      "the restart ran an effect before the pause again")
     ctx.resume(p, YES)
     ctx.expect_count("r1", "b", 1, "durability.restart")
-    ctx.crash_restart()
+    data = ctx.crash_restart()
+    ctx.expect(all(q.interrupt_id != p.interrupt_id for q in data.pauses),
+               "lifecycle.outstanding.live", "no consumed pause re-published",
+               [q.interrupt_id for q in data.pauses],
+               "a restart re-published a consumed pause as outstanding")
     ctx.expect_phase(p, "consumed", "durability.restart")
     r = ctx.resume_raw(p, YES)
     ctx.expect(not (isinstance(r, Ok) and not r.data.replayed), "durability.restart",

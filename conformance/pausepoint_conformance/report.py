@@ -30,13 +30,14 @@ from .runner import SuiteResult, Verdict
 
 STYLE = {
     Verdict.PASSED: "green", Verdict.FAILED: "bold red", Verdict.ERRORED: "bold magenta",
-    Verdict.SKIPPED: "yellow", Verdict.NOT_CLAIMED: "dim", Verdict.UNOBSERVABLE: "cyan",
-    Verdict.UNTESTED: "yellow",
+    Verdict.SKIPPED: "yellow", Verdict.INCONCLUSIVE: "yellow", Verdict.NOT_CLAIMED: "dim",
+    Verdict.UNOBSERVABLE: "cyan", Verdict.UNTESTED: "yellow",
 }
 LABEL = {
     Verdict.PASSED: "pass", Verdict.FAILED: "FAIL", Verdict.ERRORED: "ERROR",
-    Verdict.SKIPPED: "skipped", Verdict.NOT_CLAIMED: "not claimed",
-    Verdict.UNOBSERVABLE: "not observable", Verdict.UNTESTED: "untested",
+    Verdict.SKIPPED: "skipped", Verdict.INCONCLUSIVE: "inconclusive",
+    Verdict.NOT_CLAIMED: "not claimed", Verdict.UNOBSERVABLE: "not observable",
+    Verdict.UNTESTED: "untested",
 }
 
 

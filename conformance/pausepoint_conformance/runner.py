@@ -8,6 +8,7 @@ gets a verdict:
 * ``failed`` -- some case failed *on this clause* (a failure names the clause it breaks);
 * ``errored`` -- no failure, but a case citing it errored (a crash, a hang, garbage);
 * ``passed`` -- no failure or error, and at least one case citing it passed;
+* ``inconclusive`` -- every case citing it that ran failed first on another clause;
 * ``skipped`` -- every case citing it was skipped or needs another, unclaimed group;
 * ``unobservable`` -- the adapter protocol cannot reach it (the reason is given).
 
@@ -39,6 +40,7 @@ class Verdict:
     FAILED = "failed"
     ERRORED = "errored"
     SKIPPED = "skipped"
+    INCONCLUSIVE = "inconclusive"
     NOT_CLAIMED = "not_claimed"
     UNOBSERVABLE = "unobservable"
     UNTESTED = "untested"
@@ -135,6 +137,14 @@ def clause_verdicts(cases: Sequence[CaseResult], claimed: frozenset[Group]) -> l
         if c.id in UNOBSERVABLE and not citing:
             out.append(ClauseVerdict(**base, verdict=Verdict.UNOBSERVABLE,
                                      why=UNOBSERVABLE[c.id]))
+            continue
+        stopped = [r for r in citing if r.outcome == Outcome.FAILED]
+        if stopped:
+            r = stopped[0]
+            out.append(ClauseVerdict(**base, verdict=Verdict.INCONCLUSIVE,
+                                     why=f"every case citing it stopped at an earlier failure "
+                                         f"({r.id} failed on {r.failed_clause})",
+                                     cases=ids))
             continue
         if citing:
             r = citing[0]

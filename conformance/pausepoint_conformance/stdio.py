@@ -150,13 +150,15 @@ class _Process:
         except (OSError, ValueError):
             return ""
 
-    def kill(self) -> None:
+    def kill(self) -> str:
+        """Kill the process (if it still runs), release everything; return its stderr tail."""
         if self.proc.poll() is None:
             self.proc.kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
+        tail = self.stderr_tail()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 if stream is not None:
@@ -164,6 +166,7 @@ class _Process:
             except OSError:
                 pass
         self.stderr.close()
+        return tail
 
 
 class TransportError(Exception):
@@ -212,9 +215,8 @@ class StdioAdapter:
         tail = ""
         if p is not None:
             code = p.proc.poll()
-            p.kill()
+            tail = p.kill()
             code = p.proc.returncode if code is None else code
-            tail = p.stderr_tail()
             why += f" (exit status {code})"
         if tail:
             why += "\n--- stderr (last lines) ---\n" + tail

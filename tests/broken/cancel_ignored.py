@@ -1,0 +1,36 @@
+"""Broken: cancel ignored.  Cancelling marks the run cancelled but leaves its pauses live, so
+their tokens still redeem.  Must fail ``cancel.distinct``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _base import main
+
+from pausepoint.harness import Harness
+from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+
+EXPECTED = ("cancel.distinct",)
+
+
+class LeakyCancelHarness(Harness):
+    def _compose(self, bundle: Any) -> Any:
+        deployment = super()._compose(bundle)
+        service = deployment.service
+        service.cancel_pause = lambda interrupt_id: service.ledger.get(interrupt_id)
+        return deployment
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: cancel ignored"
+
+    def make_harness(self, **kw: Any) -> Harness:
+        return LeakyCancelHarness(interactions=INTERACTIONS, **kw)
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)

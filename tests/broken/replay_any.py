@@ -1,0 +1,45 @@
+"""Broken: a different answer replayed as the same.  A second answer to an answered pause is
+swapped for the first one before it is judged, so every later answer "replays".  Must fail
+``replay.different-response.conflict``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from _base import main, token_claims
+
+from pausepoint.harness import Harness, Report
+from pausepoint.lifecycle import Phase
+from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+
+EXPECTED = ("replay.different-response.conflict",)
+
+
+class AnyReplayHarness(Harness):
+    def resume(self, token: object, response: object, **kw: Any) -> Report:
+        claims = token_claims(token)
+        if claims is not None:
+            iid = str(claims.get("interrupt_id"))
+            rec = self.service.ledger.get(iid)
+            run = self.service.runs.get(str(claims.get("run_id")))
+            if rec is not None and run is not None and rec.state.phase == Phase.CONSUMED:
+                first = json.loads(run.state).get("responses", {})
+                if iid in first:
+                    response = first[iid]
+        return super().resume(token, response, **kw)
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: different answer replayed as the same"
+
+    def make_harness(self, **kw: Any) -> Harness:
+        return AnyReplayHarness(interactions=INTERACTIONS, **kw)
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)

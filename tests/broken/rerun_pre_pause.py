@@ -1,0 +1,44 @@
+"""Broken: pre-pause effect re-run.  On resume the run re-enters its step from the top (as a
+graph node is re-executed on resume), running again the side effects between the previous pause
+and this one.  Must fail ``effect.at-most-once``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from _base import main
+
+from pausepoint.harness import Harness, Report
+from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+
+EXPECTED = ("effect.at-most-once",)
+
+
+class ReentrantHarness(Harness):
+    def _continue(self, rec: Any, response: object) -> Report:
+        run = self.service.runs.get(rec.run_id)
+        if run is not None and run.status.value == "paused":
+            state = json.loads(run.state)
+            script, pc = state["script"], int(state["pc"])
+            start = max((i + 1 for i in range(pc) if script[i].get("op") == "interrupt"),
+                        default=0)
+            for step in script[start:pc]:
+                if step.get("op") == "effect":
+                    self.world.apply(rec.run_id, str(step["key"]))
+        return super()._continue(rec, response)
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: pre-pause effect re-run"
+
+    def make_harness(self, **kw: Any) -> Harness:
+        return ReentrantHarness(interactions=INTERACTIONS, **kw)
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)

@@ -1,0 +1,36 @@
+"""Broken: resume after expiry.  The pause service reads a clock that never moves (a stale
+clock injected into the resume path), so expiry never happens.  Must fail ``resume.expiry``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _base import main
+
+from pausepoint.clock import ManualClock
+from pausepoint.harness import Harness
+from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+
+EXPECTED = ("resume.expiry",)
+
+
+class StaleClockHarness(Harness):
+    def _compose(self, bundle: Any) -> Any:
+        deployment = super()._compose(bundle)
+        deployment.service.clock = ManualClock(0)
+        return deployment
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: resume after expiry"
+
+    def make_harness(self, **kw: Any) -> Harness:
+        return StaleClockHarness(interactions=INTERACTIONS, **kw)
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)

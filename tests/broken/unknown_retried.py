@@ -1,0 +1,38 @@
+"""Broken: unknown outcome retried.  The effect journal forgets entries that were started and
+never finished, so after a crash the in-doubt effect is simply run again.  Must fail
+``effect.unknown-outcome``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _base import Bundle, Delegate, main
+
+from pausepoint.ports import EffectStatus
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
+
+EXPECTED = ("effect.unknown-outcome",)
+
+
+class ForgetfulJournal(Delegate):
+    def status(self, run_id: str, key: str) -> Any:
+        st = self.inner.status(run_id, key)
+        return None if st == EffectStatus.STARTED else st
+
+    def open_entries(self, run_id: str) -> Any:
+        return []
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: unknown outcome retried"
+
+    def wrap_bundle(self, bundle: Any) -> Any:
+        return Bundle(bundle, effects=ForgetfulJournal(bundle.effects))
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)
