@@ -16,6 +16,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "pausepoint_conformance.cmd_clauses",
     "pausepoint_conformance.cmd_conform",
     "pausepoint_conformance.cmd_scenarios",
+    "pausepoint_conformance.cmd_fuzz",
 )
 
 DESCRIPTION = """\
