@@ -10,6 +10,8 @@ misbehave at the transport or at the contract::
 
 * ``--crash-on OP[:N]`` -- exit (status 3) on receiving the N-th (default first) ``OP``;
 * ``--hang-on OP[:N]`` -- never answer it;
+* ``--once PATH`` -- the faults above fire only if ``PATH`` does not exist yet, and create it
+  (so a restarted process behaves);
 * ``--garbage-on OP[:N]`` -- answer with a line that is not JSON;
 * ``--wrong-id-on OP[:N]`` -- answer with another request id;
 * ``--invalid-on OP[:N]`` -- answer with JSON that is not a valid message;
@@ -109,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     for flag in ("crash-on", "hang-on", "garbage-on", "wrong-id-on", "invalid-on"):
         parser.add_argument(f"--{flag}", action="append", default=[], metavar="OP[:N]")
+    parser.add_argument("--once", metavar="PATH")
     parser.add_argument("--skip", action="append", default=[], metavar="OP")
     parser.add_argument("--print-on", action="append", default=[], metavar="OP")
     parser.add_argument("--claim", metavar="GROUPS")
@@ -146,7 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             def due(kind: str) -> bool:
                 want = faults[kind]
-                return any(seen.get(k, 0) == n and k in (op, "any") for k, n in want.items())
+                hit = any(seen.get(k, 0) == n and k in (op, "any") for k, n in want.items())
+                if hit and args.once:
+                    try:
+                        with open(args.once, "x"):
+                            pass
+                    except FileExistsError:
+                        return False
+                return hit
             if due("crash-on"):
                 sys.stderr.write(f"fake: crashing on {op}\n")
                 sys.stderr.flush()
