@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -36,6 +37,21 @@ CONCURRENCY = tuple(c for c in CHECKS if c.id.startswith("concurrency/"))
 NOT_CONCURRENCY = tuple(c for c in CHECKS if not c.id.startswith("concurrency/"))
 CONCURRENCY_ONLY = {"resume.consume.single-winner"}
 """Clauses only the race checks reach (skipped with them below)."""
+
+
+def fast_tmpdir() -> str | None:
+    """A RAM-backed directory for the reference's scratch SQLite files when the machine has one
+    (the same commits, without waiting on the disk's fsync); None otherwise."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def fast_env() -> dict[str, str]:
+    env = dict(os.environ)
+    where = fast_tmpdir()
+    if where:
+        env["TMPDIR"] = where
+    return env
 
 
 def verdicts(result: SuiteResult) -> dict[str, str]:
@@ -101,15 +117,16 @@ def test_reference_memory_in_process_passes_every_claimed_clause() -> None:
     assert result.counts()["failed"] == result.counts()["errored"] == 0
 
 
-def test_reference_sqlite_in_process_passes(tmp_path: Path) -> None:
-    result = run(ReferenceAdapter("sqlite", directory=str(tmp_path)), NOT_CONCURRENCY)
+def test_reference_sqlite_in_process_passes() -> None:
+    result = run(ReferenceAdapter("sqlite", scratch=fast_tmpdir()),
+                 NOT_CONCURRENCY)
     assert not_passing(result, ignore=CONCURRENCY_ONLY) == {}
     assert all(x != Verdict.NOT_CLAIMED for x in verdicts(result).values())
 
 
 def test_reference_over_stdio_passes() -> None:
     result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.stdio_reference"],
-                              timeout=30), NOT_CONCURRENCY)
+                              timeout=30, env=fast_env()), NOT_CONCURRENCY)
     assert result.header["implementation"]["name"].startswith("pausepoint-reference")
     assert not_passing(result, ignore=CONCURRENCY_ONLY) == {}
 
@@ -125,7 +142,7 @@ def test_reference_memory_races_have_one_winner_over_stdio() -> None:
     "as 'lost' (Harness._continuation_lost) and continues the run itself, reporting a second "
     "first consume; seen on SQLite, where the window is wide"))
 def test_reference_sqlite_races_have_one_winner(tmp_path: Path) -> None:
-    result = run(ReferenceAdapter("sqlite", directory=str(tmp_path)), CONCURRENCY * 2)
+    result = run(ReferenceAdapter("sqlite", scratch=str(tmp_path)), CONCURRENCY * 2)
     assert result.counts()["passed"] == 2 * len(CONCURRENCY), [
         c.record() for c in result.cases if c.outcome != Outcome.PASSED]
 

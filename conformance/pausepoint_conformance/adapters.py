@@ -63,15 +63,18 @@ def load_factory(spec: str) -> Callable[[], Adapter]:
     return cast(Callable[[], Adapter], factory)
 
 
-def make_adapter(spec: str, *, timeout: float = 30.0) -> tuple[Adapter, str]:
-    """The adapter a spelling names, and a short display name for reports."""
+def make_adapter(spec: str, *, timeout: float = 30.0,
+                 scratch: str | None = None) -> tuple[Adapter, str]:
+    """The adapter a spelling names, and a short display name for reports.  ``scratch`` is
+    where the embedded reference keeps its SQLite files (default: the system's temporary
+    directory)."""
     from .reference_adapter import ReferenceAdapter
     from .stdio import StdioAdapter
 
     if spec in ("reference", "reference:sqlite"):
-        return ReferenceAdapter("sqlite"), "reference:sqlite"
+        return ReferenceAdapter("sqlite", scratch=scratch), "reference:sqlite"
     if spec == "reference:memory":
-        return ReferenceAdapter("memory"), spec
+        return ReferenceAdapter("memory", scratch=scratch), spec
     if spec.startswith("reference:"):
         raise AdapterSpecError(f"unknown reference store in {spec!r}: use reference:sqlite or "
                                "reference:memory")

@@ -33,6 +33,7 @@ Exit status:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -64,6 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="per-operation timeout for cmd: adapters (default 30)")
+    parser.add_argument("--scratch", metavar="DIR",
+                        help="where the embedded reference keeps its SQLite files (default: "
+                             "the system's temporary directory; they are removed afterwards)")
     parser.add_argument("--no-table", action="store_true",
                         help="do not print the clause table (failures and the summary still "
                              "print)")
@@ -86,9 +90,10 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 
 def conform(adapter_spec: str, plan: Plan, *, timeout: float = 30.0,
-            console: Console | None = None, progress: bool = True) -> SuiteResult:
+            console: Console | None = None, progress: bool = True,
+            scratch: str | None = None) -> SuiteResult:
     """Run the plan against the adapter the spelling names, with an optional progress bar."""
-    adapter, name = make_adapter(adapter_spec, timeout=timeout)
+    adapter, name = make_adapter(adapter_spec, timeout=timeout, scratch=scratch)
     try:
         if not progress or console is None:
             return run_suite(adapter, adapter_name=name, plan=plan)
@@ -110,7 +115,8 @@ def conform(adapter_spec: str, plan: Plan, *, timeout: float = 30.0,
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    wide = sys.stdout.isatty() or "COLUMNS" in os.environ
+    console = Console() if wide else Console(width=140)
     try:
         plan = _plan(args)
     except (AdapterSpecError, OSError, ValueError) as exc:
@@ -118,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         result = conform(args.adapter, plan, timeout=args.timeout, console=console,
-                         progress=not args.quiet and sys.stdout.isatty())
+                         progress=not args.quiet and sys.stdout.isatty(), scratch=args.scratch)
     except AdapterSpecError as exc:
         console.print(f"[red]pausepoint conform: {exc}[/red]")
         return 2

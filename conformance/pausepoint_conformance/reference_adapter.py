@@ -135,16 +135,16 @@ def _step_dict(step: Step) -> dict[str, Any]:
 
 class ReferenceAdapter:
     """The reference harness behind the adapter port.  ``store`` is ``memory`` or ``sqlite``
-    (a fresh file in a private temporary directory on every reset)."""
+    (a fresh file on every reset, in a private temporary directory made under ``scratch``, or
+    under the system's temporary directory; removed by :meth:`close`)."""
 
     implementation_name = "pausepoint-reference"
 
-    def __init__(self, store: str = "sqlite", *, directory: str | None = None) -> None:
+    def __init__(self, store: str = "sqlite", *, scratch: str | None = None) -> None:
         if store not in ("memory", "sqlite"):
             raise ValueError(f"store must be memory or sqlite, not {store!r}")
         self.store = store
-        self._own_dir = directory is None
-        self._dir = directory or tempfile.mkdtemp(prefix="pausepoint-conform-")
+        self._dir = tempfile.mkdtemp(prefix="pausepoint-conform-", dir=scratch)
         self._n = 0
         self._h: Harness | None = None
         self._runs: list[str] = []
@@ -188,8 +188,7 @@ class ReferenceAdapter:
 
     def close(self) -> None:
         self._close_harness()
-        if self._own_dir:
-            shutil.rmtree(self._dir, ignore_errors=True)
+        shutil.rmtree(self._dir, ignore_errors=True)
 
     def _opener(self) -> Callable[[], StoreBundle]:
         if self.store == "memory":

@@ -275,13 +275,15 @@ class ModelDriver:
             self._quiesce(r)
             rep = self._report(r)
             self.first_status[(r, k)] = rep["status"]
-            clauses = ["resume.consume.at-most-once", "resume.continuation.recorded-turn",
+            # the first clause is the one a wrong status, wrong pauses or a wrong phase
+            # afterwards breaks
+            clauses = ["resume.continuation.recorded-turn", "resume.consume.at-most-once",
                        "effect.at-most-once"]
             if slot.kind == m.SlotKind.RECOVERY:
                 clauses.append("effect.reconcile")
             if sum(1 for x in self.sys.runs[r].slots if x.pc == slot.pc) > 1:
                 groups.add(Group.MULTI_PAUSE)
-                clauses.append("multi.independent")
+                clauses.insert(0, "multi.independent")
             return Expectation({**rep, "replayed": False}, tuple(clauses), frozenset(groups))
         if result == lc.Action.REPLAYED.value:
             return Expectation({"result": "ok", "replayed": True,

@@ -174,10 +174,11 @@ def build_case(family: Family, ops: Sequence[Op], ttl_ms: int = TTL_MS) -> Vecto
         if r["parent_run_id"] is None:
             del r["parent_run_id"]
     desc = f"{family.name}: " + ("; ".join(_describe_op(o) for o in ops) or "start only")
-    cid = case_id(ttl_ms, runs, steps)
-    return VectorCase.model_validate({
-        "id": cid, "description": desc, "clauses": sorted(clauses),
+    case = VectorCase.model_validate({
+        "id": "", "description": desc, "clauses": sorted(clauses),
         "groups": sorted(g.value for g in groups | {_core()}), "runs": runs, "steps": steps})
+    written = case.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return case.model_copy(update={"id": case_id(ttl_ms, written["runs"], written["steps"])})
 
 
 def _core() -> Any:

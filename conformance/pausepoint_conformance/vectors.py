@@ -146,7 +146,9 @@ class VectorRun(_M):
 
 
 class VectorCase(_M):
-    id: str = Field(description="a hash of the case's content: it changes when the case does")
+    id: str = Field(description="v1- and the first 24 hex digits of the SHA-256 of the canonical "
+                                "JSON of {ttl_ms, runs, steps} as written: it changes when the "
+                                "case does")
     description: str
     clauses: list[str]
     groups: list[Group]
@@ -176,7 +178,9 @@ class VectorFile(_M):
 
 
 def case_id(ttl_ms: int, runs: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]]) -> str:
-    """The immutable id: a hash of everything the case says (its runs, steps, expectations)."""
+    """The immutable id: ``v1-`` and the first 24 hex digits of the SHA-256 of the canonical
+    JSON of ``{"ttl_ms", "runs", "steps"}`` exactly as the file writes them (null fields
+    omitted) -- everything the case says, its expectations included."""
     body = canonical_json({"ttl_ms": ttl_ms, "runs": list(runs), "steps": list(steps)})
     return "v1-" + digest(body)[:24]
 
