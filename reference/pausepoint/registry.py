@@ -19,6 +19,21 @@ def anyone(responder: str, claims: Claims, now: int) -> bool:
     return True
 
 
+_ADAPTERS: dict[object, pydantic.TypeAdapter[object]] = {}
+
+
+def _adapter(model: type[object]) -> pydantic.TypeAdapter[object]:
+    """The validator of ``model``, built once per model type (building one costs more than the
+    Ed25519 check of a resume)."""
+    try:
+        found = _ADAPTERS.get(model)
+    except TypeError:  # an unhashable type: build it each time
+        return pydantic.TypeAdapter(model)
+    if found is None:
+        found = _ADAPTERS[model] = pydantic.TypeAdapter(model)
+    return found
+
+
 @attrs.frozen
 class Interaction:
     """One registered interaction.  ``payload`` and ``response`` are pydantic models (or any
@@ -36,7 +51,7 @@ class Interaction:
         if check_bounds(value) is not None:
             return False
         try:
-            pydantic.TypeAdapter(model).validate_python(value, strict=False)
+            _adapter(model).validate_python(value, strict=False)
         except pydantic.ValidationError:
             return False
         except (TypeError, ValueError, RecursionError):
