@@ -284,21 +284,23 @@ class PauseMachine(RuleBasedStateMachine):
             checkpoint_id=f"ck-{iid}" if checkpoint else ""))
         if rec is None:
             del self.mirror[iid]
-            assert self.svc.ledger.get(iid) is None and self.svc.payloads.get(iid) is None
+            assert self.svc.ledger.get(iid) is None and self.svc.payloads.get(iid) is None, (
+                "a refused pause changed stored state (it left a ledger or payload row)")
             return None
         self.tokens[iid] = rec.token
         self.run_of[iid] = run
         return iid
 
     @rule(target=pauses, run=st.sampled_from(sorted(RUNS)), name=st.sampled_from(["ask", "pay"]),
-          payload=st.sampled_from([p for p in PAYLOADS if p[1]]), turn=st.booleans())
-    def Pause(self, run: str, name: str, payload: tuple[object, bool], turn: bool) -> Any:
-        """Execute reaching an ask with every fact right: the pause is taken (and, with
-        ``turn``, RecordTurn follows with a successful write, as a harness does)."""
+          payload=st.sampled_from([p for p in PAYLOADS if p[1]]),
+          turn=st.sampled_from(["written", "written", "failed", "none"]))
+    def Pause(self, run: str, name: str, payload: tuple[object, bool], turn: str) -> Any:
+        """Execute reaching an ask with every fact right: the pause is taken, and RecordTurn
+        follows as a harness does it (the write succeeds or fails), or not yet."""
         iid = self.pause(run, name, payload, checkpoint=True, tool_call=True)
         assert iid is not None
-        if turn:
-            self.RecordTurn(iid, True)
+        if turn != "none":
+            self.RecordTurn(iid, turn == "written")
         return iid
 
     @rule(run=st.sampled_from(sorted(RUNS)), name=st.sampled_from(["ask", "pay", "nope"]),
@@ -339,6 +341,22 @@ class PauseMachine(RuleBasedStateMachine):
         """The same answer again, to a consumed pause."""
         iid = data.draw(st.sampled_from(sorted(self.consumed)))
         self.resume("Replay", iid, self.tokens[iid], self.consumed[iid][0], self.request(iid))
+
+    @precondition(lambda self: bool(self.consumed))
+    @rule(data=st.data(), response=st.sampled_from(RESPONSES))
+    def AnswerAgain(self, data: st.DataObject, response: object) -> None:
+        """A second ResumeCommit on a consumed pause: a replay if the response is the same,
+        else a conflict."""
+        iid = data.draw(st.sampled_from(sorted(self.consumed)))
+        self.resume("AnswerAgain", iid, self.tokens[iid], response, self.request(iid))
+
+    @rule(iid=pauses, before=st.sampled_from([0, 1]))
+    def ResumeAtExpiry(self, iid: str, before: int) -> None:
+        """Tick to exactly a pause's expires_at (or one millisecond before), then answer."""
+        target = self.mirror[iid].expires_at - before
+        if target > self.clock.now():
+            self.clock.advance(target - self.clock.now())
+        self.resume("ResumeAtExpiry", iid, self.tokens[iid], {"ok": True}, self.request(iid))
 
     @rule(iid=pauses, which=st.sampled_from(["scope", "session", "run", "root"]))
     def CrossScopeResume(self, iid: str, which: str) -> None:
@@ -405,13 +423,6 @@ class PauseMachine(RuleBasedStateMachine):
     @rule(ms=st.integers(1, 60))
     def Tick(self, ms: int) -> None:
         self.clock.advance(ms)
-
-    @rule(iid=pauses, before=st.sampled_from([0, 1]))
-    def TickToExpiry(self, iid: str, before: int) -> None:
-        """Move the clock to exactly a pause's expires_at (or one millisecond before)."""
-        target = self.mirror[iid].expires_at - before
-        if target > self.clock.now():
-            self.clock.advance(target - self.clock.now())
 
     @rule(iid=pauses)
     def Cancel(self, iid: str) -> None:

@@ -1,0 +1,347 @@
+"""The tests catch deliberately broken implementations (conventions: honest tests).
+
+Each broken variant below swaps exactly ONE piece of the reference -- a ledger method, one check
+of the lifecycle table, one service method, the signer, the harness's view of the effect
+journal -- and runs the assertion logic of the real tests on it.  :func:`caught` makes "the
+suite catches it" explicit: the check must raise ``AssertionError``.  The same check runs on the
+unbroken implementation first and must pass, so what is caught is the swapped piece.  Where the
+stateful machine of ``test_stateful.py`` can see the breakage, it is run on the broken variant
+too (generation only, bounded examples) and must fail.
+
+=================================  ============================================================
+broken variant                     caught by
+=================================  ============================================================
+consume twice                      ``check_racing_resumes_single_winner`` (test_service)
+consume at or after expiry         ``check_resume_at_expiry_refused``; lifecycle refusal order
+                                   and invariants; stateful NoConsumeAtOrAfterExpiry
+resumable before the write         ``check_failed_turn_write_stays_paused``; stateful
+mint before payload validation     ``check_pause_refusals_before_mint``; stateful
+                                   RefusalChangesNothing
+flipped byte accepted              ``check_flipped_bytes_refused``,
+                                   ``check_forged_tokens_refused``; stateful
+                                   TokenRedeemsOnlyItsPause
+different response replayed        ``check_different_response_conflicts``; lifecycle resume
+                                   table; stateful ReplayOnlyTheSameResponse
+effect re-run after a resume       ``check_reconciled_effect_not_rerun`` (test_harness)
+=================================  ============================================================
+
+The stateful machine runs resumes one after another, so it cannot see a ledger that ignores the
+expected version (no two resumes ever read the same version); the threaded race check does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+import test_lifecycle
+from pausepoint import lifecycle as lc
+from pausepoint.canonical import digest
+from pausepoint.clauses import ErrorCode
+from pausepoint.errors import PausepointError
+from pausepoint.harness import Harness
+from pausepoint.ports import Claims, EffectStatus, PauseRecord
+from pausepoint.service import PauseService
+from pausepoint.stores import StoreBundle
+from pausepoint.stores.memory import MemoryLedger
+from pausepoint.stores.sql import SqlLedger
+from pausepoint.tokens import KeyRing, b64url_decode
+from test_harness import check_reconciled_effect_not_rerun, open_harness
+from test_service import (
+    check_different_response_conflicts, check_failed_turn_write_stays_paused,
+    check_flipped_bytes_refused, check_forged_tokens_refused, check_pause_refusals_before_mint,
+    check_racing_resumes_single_winner, check_resume_at_expiry_refused, make_env,
+)
+from test_stateful import PauseMachine
+
+STATEFUL_EXAMPLES = 1000
+"""Upper bound on the examples the machine may take to find a broken variant.  It stops at the
+first failure; in random searches the variants below were found after 5 to 180 examples, and the
+search is derandomized (a fixed seed), so a run takes the same path every time."""
+
+
+def caught(check: Callable[[], object]) -> AssertionError:
+    """Run ``check`` against a broken variant: it must fail with ``AssertionError`` (the way a
+    test fails).  Passing -- or failing any other way -- fails this test."""
+    try:
+        check()
+    except AssertionError as err:
+        return err
+    pytest.fail("the broken variant passed the check: the suite would not catch it")
+
+
+def machine_catches(machine: type[PauseMachine]) -> AssertionError:
+    """Run the stateful machine (generation only, no shrinking, no example database) and
+    return the violated invariant or mismatch it found.  Which invariant fires first is up to
+    the search; that one does is the point."""
+    return caught(lambda: run_state_machine_as_test(machine, settings=settings(
+        max_examples=STATEFUL_EXAMPLES, stateful_step_count=50, deadline=None, database=None,
+        phases=[Phase.generate], report_multiple_bugs=False, derandomize=True,
+        suppress_health_check=list(HealthCheck))))
+
+
+# -- 1. consume twice: a ledger whose conditional update ignores the expected version ---------
+
+
+class BlindMemoryLedger(MemoryLedger):
+    """BROKEN: ``transition`` writes whatever version the row has (no compare-and-set)."""
+
+    def transition(self, interrupt_id: str, expected_version: int, new: lc.PauseState,
+                   result: str | None = None) -> bool:
+        with self._s._lock:
+            row = self._s._pauses.get(interrupt_id)
+            if row is None:
+                return False
+            self._s._pauses[interrupt_id] = attrs.evolve(
+                row, state=new, version=row.version + 1,
+                result=row.result if result is None else result)
+            return True
+
+
+class BlindSqlLedger(SqlLedger):
+    """BROKEN: the conditional ``UPDATE`` lost its ``AND version = ?`` (the parameter is still
+    bound, and ignored)."""
+
+    _TRANSITION = SqlLedger._TRANSITION.replace("AND version = ?", "AND ? IS NOT NULL")
+
+
+def version_blind(ledger: Any) -> Any:
+    if isinstance(ledger, SqlLedger):
+        assert "AND version = ?" in SqlLedger._TRANSITION
+        return BlindSqlLedger(ledger._s)
+    assert isinstance(ledger, MemoryLedger)
+    return BlindMemoryLedger(ledger._s)
+
+
+def test_consume_twice_is_caught(store: StoreBundle, tmp_path: Path) -> None:
+    """`resume.consume.single-winner`, `resume.consume.at-most-once`."""
+    check_racing_resumes_single_winner(make_env(store))
+    other = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    err = caught(lambda: check_racing_resumes_single_winner(
+        make_env(other, wrap_ledger=version_blind)))
+    assert "consumed one pause" in str(err)
+    other.close()
+
+
+# -- 2. consume at or after expiry: the resume checks without the expiry check ----------------
+
+
+@pytest.fixture
+def no_expiry_check(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """BROKEN: the lifecycle's resume checks, minus the expiry check."""
+    checks = tuple(c for c in lc.RESUME_CHECKS if c.name != "expiry")
+    assert len(checks) == len(lc.RESUME_CHECKS) - 1
+    monkeypatch.setattr(lc, "RESUME_CHECKS", checks)
+    monkeypatch.setitem(lc.COMMON_CHECKS, lc.Resume, checks)
+    monkeypatch.setattr(test_lifecycle, "REACHABLE", test_lifecycle.reachable())
+    yield
+
+
+def test_consume_at_expiry_is_caught(store: StoreBundle, tmp_path: Path) -> None:
+    """`resume.expiry`, `expiry.no-consume-after` -- the unbroken service first."""
+    check_resume_at_expiry_refused(make_env(store))
+
+
+def test_consume_at_expiry_is_caught_when_broken(no_expiry_check: None,
+                                                 store: StoreBundle) -> None:
+    """`resume.expiry`, `expiry.no-consume-after`."""
+    caught(lambda: check_resume_at_expiry_refused(make_env(store)))
+    caught(test_lifecycle.test_invariants_are_preserved_by_every_step_from_every_reachable_state)
+    caught(lambda: test_lifecycle.test_resume_refusal_order_each_check_in_turn(
+        test_lifecycle.RESUMABLE, {"now": test_lifecycle.EXPIRES}, ErrorCode.PAUSE_EXPIRED,
+        "resume.expiry"))
+
+
+def test_consume_at_expiry_is_caught_by_the_stateful_machine(no_expiry_check: None) -> None:
+    """`expiry.no-consume-after`: the mirror shares the broken table, the invariant does not."""
+    machine_catches(PauseMachine)
+
+
+# -- 3. resumable before the checkpoint write ----------------------------------------------
+
+
+class EagerTurnService(PauseService):
+    """BROKEN: ``record_turn`` makes the pause resumable, then writes the turn -- whatever the
+    write reports."""
+
+    def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
+        record = self._advance(interrupt_id, lambda _r: lc.RecordTurn(True))
+        self.checkpoints.write(record.claims.checkpoint_id, record.claims.thread_id, turn)
+        return record
+
+
+def test_resumable_before_the_write_is_caught(store: StoreBundle, tmp_path: Path) -> None:
+    """`turn.resumable.earned`, `turn.write-failed.stays-paused`."""
+    check_failed_turn_write_stays_paused(make_env(store))
+    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    err = caught(lambda: check_failed_turn_write_stays_paused(
+        make_env(broken, service_class=EagerTurnService)))
+    assert "accepted" in str(err) or "resumable" in str(err), err
+    broken.close()
+
+
+def test_resumable_before_the_write_is_caught_by_the_stateful_machine() -> None:
+    class Machine(PauseMachine):
+        service_class = EagerTurnService
+
+    machine_catches(Machine)
+
+
+# -- 4. mint before payload validation -------------------------------------------------------
+
+
+class MintFirstService(PauseService):
+    """BROKEN: ``pause`` mints the token and records the payload first, then validates."""
+
+    def pause(self, *, binding: Any, name: str, payload: object, interrupt_id: str,
+              tool_call_id: str = "", checkpoint_id: str | None = None,
+              ttl_ms: int | None = None) -> PauseRecord:
+        now = self.clock.now()
+        text = repr(payload)
+        self.signer.mint(Claims(
+            interrupt_id=interrupt_id, run_id=binding.run_id, root_run_id=binding.root_run_id,
+            session_id=binding.session_id, thread_id=binding.thread_id,
+            checkpoint_id=checkpoint_id or "", scope=binding.scope, name=str(name),
+            tool_call_id=tool_call_id, payload_digest=digest(text), issued_at=now,
+            expires_at=now + (self.ttl_ms if ttl_ms is None else ttl_ms)))
+        self.payloads.record(interrupt_id, text)
+        return super().pause(binding=binding, name=name, payload=payload,
+                             interrupt_id=interrupt_id, tool_call_id=tool_call_id,
+                             checkpoint_id=checkpoint_id, ttl_ms=ttl_ms)
+
+
+def test_mint_before_validation_is_caught(store: StoreBundle, tmp_path: Path) -> None:
+    """`pause.refusal.before-mint`, `pause.payload.schema`."""
+    check_pause_refusals_before_mint(make_env(store))
+    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    err = caught(lambda: check_pause_refusals_before_mint(
+        make_env(broken, service_class=MintFirstService)))
+    assert "minted" in str(err) or "payload row" in str(err), err
+    broken.close()
+
+
+def test_mint_before_validation_is_caught_by_the_stateful_machine() -> None:
+    class Machine(PauseMachine):
+        service_class = MintFirstService
+
+    machine_catches(Machine)
+
+
+# -- 5. a token with one flipped byte accepted: a signer that ignores the signature -----------
+
+
+class SignatureBlindSigner:
+    """BROKEN: ``verify`` decodes the claims and never checks the signature."""
+
+    def __init__(self, ring: KeyRing) -> None:
+        self.ring = ring
+
+    def mint(self, claims: Claims) -> tuple[str, str]:
+        return self.ring.mint(claims)
+
+    def verify(self, token: str) -> Claims:
+        try:
+            return Claims(**json.loads(b64url_decode(token.split(".")[2])))
+        except Exception:  # noqa: BLE001 - still typed, like the real one
+            raise PausepointError(ErrorCode.TOKEN_MALFORMED, "token.parse.strict",
+                                  "unparseable") from None
+
+
+def test_flipped_byte_accepted_is_caught(store: StoreBundle, tmp_path: Path) -> None:
+    """`token.integrity`, `resume.token.authentic`, `resume.token.binds-one-pause`."""
+    check_flipped_bytes_refused(make_env(store))
+    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    ring = KeyRing.generate("k1")
+    env = make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))
+    caught(lambda: check_flipped_bytes_refused(env))
+    broken.close()
+    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "c.db")
+    caught(lambda: check_forged_tokens_refused(
+        make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))))
+    broken.close()
+
+
+def test_flipped_byte_accepted_is_caught_by_the_stateful_machine() -> None:
+    class Machine(PauseMachine):
+        def signer_for(self, ring: KeyRing) -> Any:
+            return SignatureBlindSigner(ring)
+
+    machine_catches(Machine)
+
+
+# -- 6. a different response replayed as the same --------------------------------------------
+
+
+@pytest.fixture
+def digest_blind_replay(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """BROKEN: the consumed row's same-response check ignores the digest."""
+    key = (lc.Resume, lc.Phase.CONSUMED)
+    row = lc._INDEX[key]
+    (same,) = row.checks
+    assert same.name == "same_response"
+    blind = attrs.evolve(row, checks=(attrs.evolve(same, holds=lambda s, e: True),))
+    monkeypatch.setitem(lc._INDEX, key, blind)
+    monkeypatch.setattr(test_lifecycle, "REACHABLE", test_lifecycle.reachable())
+    yield
+
+
+def test_different_response_replayed_is_caught(store: StoreBundle) -> None:
+    """`replay.different-response.conflict` -- the unbroken service first."""
+    check_different_response_conflicts(make_env(store))
+
+
+def test_different_response_replayed_is_caught_when_broken(digest_blind_replay: None,
+                                                           store: StoreBundle) -> None:
+    """`replay.different-response.conflict`, `replay.same-response`."""
+    caught(lambda: check_different_response_conflicts(make_env(store)))
+    caught(test_lifecycle.test_resume_outcome_for_every_reachable_state_and_fact_combination)
+
+
+def test_different_response_replayed_is_caught_by_the_stateful_machine(
+        digest_blind_replay: None) -> None:
+    machine_catches(PauseMachine)
+
+
+# -- 7. an effect re-run after a resume: the harness loop ignores FINISHED -------------------
+
+
+class ForgetfulJournal:
+    """BROKEN view of the effect journal, as the harness's effect loop reads it: an effect
+    journalled finished reads as never started."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.durable = inner.durable
+
+    def status(self, run_id: str, key: str) -> EffectStatus | None:
+        status: EffectStatus | None = self.inner.status(run_id, key)
+        return None if status == EffectStatus.FINISHED else status
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class ForgetfulHarness(Harness):
+    def _compose(self, bundle: StoreBundle) -> Any:
+        deployment = super()._compose(bundle)
+        deployment.service.effects = ForgetfulJournal(deployment.service.effects)
+        return deployment
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_effect_rerun_after_resume_is_caught(kind: str, tmp_path: Path) -> None:
+    """`effect.at-most-once`, `effect.reconcile`."""
+    (tmp_path / "real").mkdir()
+    real = open_harness(kind, tmp_path / "real")
+    check_reconciled_effect_not_rerun(real)
+    (tmp_path / "broken").mkdir()
+    broken = open_harness(kind, tmp_path / "broken", ForgetfulHarness)
+    err = caught(lambda: check_reconciled_effect_not_rerun(broken))
+    assert "ran again" in str(err), err
