@@ -18,6 +18,7 @@ from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode, clause
 from pausepoint.clock import ManualClock
 from pausepoint.errors import PausepointError
 from pausepoint.harness import Harness, Report
+from pausepoint.ports import EffectStatus
 from pausepoint.registry import RECONCILE
 from pausepoint.runner import TERMINAL_EVENTS
 from pausepoint.service import RunView
@@ -273,3 +274,42 @@ def test_expiry_through_the_harness(h: Harness) -> None:
     assert h.expire_due() == [p.interrupt_id]
     assert refused(h.resume, p.token, {}, **S).code == E.PAUSE_EXPIRED
     assert h.effect_count("r1", "e") == 0 and h.published("r1") == ()
+
+
+class JournalWatchingWorld:
+    """The outside world, noting the journal's status of each effect at the moment it is
+    applied."""
+
+    def __init__(self) -> None:
+        self.harness: Harness | None = None
+        self.seen: list[tuple[str, str, object]] = []
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def apply(self, run_id: str, key: str) -> None:
+        assert self.harness is not None
+        journal = self.harness.service.effects
+        (entry,) = [k for k in journal.open_entries(run_id) if k.endswith(f":{key}")]
+        self.seen.append((run_id, key, journal.status(run_id, entry)))
+        self.counts[(run_id, key)] = self.counts.get((run_id, key), 0) + 1
+
+    def count(self, run_id: str, key: str) -> int:
+        return self.counts.get((run_id, key), 0)
+
+
+@pytest.mark.parametrize("url_kind", ["memory", "sqlite"])
+def test_every_effect_is_bracketed_by_the_journal(url_kind: str, tmp_path: Path) -> None:
+    """`effect.journal.bracket`: each effect is journalled started before it runs (the world
+    sees a started entry when it is applied) and finished after it returns (no entry is left
+    open once the run has moved on)."""
+    world = JournalWatchingWorld()
+    url = "memory:" if url_kind == "memory" else f"sqlite:{tmp_path / 'b.db'}"
+    h = Harness.open(url, clock=ManualClock(0), world=world)
+    world.harness = h
+    r = h.start([{"op": "effect", "key": "a"}, {"op": "interrupt", "name": "ask"},
+                 {"op": "effect", "key": "b"}, {"op": "end"}], run_id="r1")
+    h.resume(r.pauses[0].token, {}, **S)
+    assert world.seen == [("r1", "a", EffectStatus.STARTED), ("r1", "b", EffectStatus.STARTED)]
+    journal = h.service.effects
+    assert journal.open_entries("r1") == []
+    assert [journal.status("r1", k) for k in ("0:a", "2:b")] == [EffectStatus.FINISHED] * 2
+    h.deployment.store.close()
