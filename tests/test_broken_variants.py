@@ -49,7 +49,7 @@ from pausepoint.errors import PausepointError
 from pausepoint.harness import Harness
 from pausepoint.ports import Claims, EffectStatus, PauseRecord
 from pausepoint.service import PauseService
-from pausepoint.stores import StoreBundle
+from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 from pausepoint.stores.memory import MemoryLedger
 from pausepoint.stores.sql import SqlLedger
 from pausepoint.tokens import KeyRing, b64url_decode
@@ -65,6 +65,11 @@ STATEFUL_EXAMPLES = 1000
 """Upper bound on the examples the machine may take to find a broken variant.  It stops at the
 first failure; in random searches the variants below were found after 5 to 180 examples, and the
 search is derandomized (a fixed seed), so a run takes the same path every time."""
+
+
+def fresh(like: StoreBundle, path: Path) -> StoreBundle:
+    """A new, empty store of the same kind as ``like`` (for the broken variant's side)."""
+    return MemoryStore() if isinstance(like, MemoryStore) else SqliteStore(path)
 
 
 def caught(check: Callable[[], object]) -> AssertionError:
@@ -109,7 +114,8 @@ class BlindSqlLedger(SqlLedger):
     """BROKEN: the conditional ``UPDATE`` lost its ``AND version = ?`` (the parameter is still
     bound, and ignored)."""
 
-    _TRANSITION = SqlLedger._TRANSITION.replace("AND version = ?", "AND ? IS NOT NULL")
+    _TRANSITION = SqlLedger._TRANSITION.replace(  # type: ignore[misc]
+        "AND version = ?", "AND ? IS NOT NULL")
 
 
 def version_blind(ledger: Any) -> Any:
@@ -123,7 +129,7 @@ def version_blind(ledger: Any) -> Any:
 def test_consume_twice_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`resume.consume.single-winner`, `resume.consume.at-most-once`."""
     check_racing_resumes_single_winner(make_env(store))
-    other = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    other = fresh(store, tmp_path / "b.db")
     err = caught(lambda: check_racing_resumes_single_winner(
         make_env(other, wrap_ledger=version_blind)))
     assert "consumed one pause" in str(err)
@@ -180,7 +186,7 @@ class EagerTurnService(PauseService):
 def test_resumable_before_the_write_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`turn.resumable.earned`, `turn.write-failed.stays-paused`."""
     check_failed_turn_write_stays_paused(make_env(store))
-    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    broken = fresh(store, tmp_path / "b.db")
     err = caught(lambda: check_failed_turn_write_stays_paused(
         make_env(broken, service_class=EagerTurnService)))
     assert "accepted" in str(err) or "resumable" in str(err), err
@@ -220,7 +226,7 @@ class MintFirstService(PauseService):
 def test_mint_before_validation_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`pause.refusal.before-mint`, `pause.payload.schema`."""
     check_pause_refusals_before_mint(make_env(store))
-    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    broken = fresh(store, tmp_path / "b.db")
     err = caught(lambda: check_pause_refusals_before_mint(
         make_env(broken, service_class=MintFirstService)))
     assert "minted" in str(err) or "payload row" in str(err), err
@@ -257,12 +263,12 @@ class SignatureBlindSigner:
 def test_flipped_byte_accepted_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`token.integrity`, `resume.token.authentic`, `resume.token.binds-one-pause`."""
     check_flipped_bytes_refused(make_env(store))
-    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "b.db")
+    broken = fresh(store, tmp_path / "b.db")
     ring = KeyRing.generate("k1")
     env = make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))
     caught(lambda: check_flipped_bytes_refused(env))
     broken.close()
-    broken = type(store)() if not hasattr(store, "path") else type(store)(tmp_path / "c.db")
+    broken = fresh(store, tmp_path / "c.db")
     caught(lambda: check_forged_tokens_refused(
         make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))))
     broken.close()

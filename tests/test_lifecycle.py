@@ -74,11 +74,12 @@ def test_accepting_edges_never_leave_a_terminal_phase() -> None:
 
 
 def sample_event(event_type: type[lc.Event]) -> lc.Event:
-    return {
+    samples: dict[type[lc.Event], lc.Event] = {
         Pause: Pause(expires_at=EXPIRES), RecordTurn: RecordTurn(True),
         Resume: Resume(now=0, response_digest="a"), Expire: Expire(now=EXPIRES),
         Cancel: Cancel(), MarkUnknown: MarkUnknown(), Reconcile: Reconcile(Resolution.APPLIED),
-    }[event_type]
+    }
+    return samples[event_type]
 
 
 PAUSE_FLAGS = ("registered", "payload_valid", "checkpoint_bound", "tool_call_bound")

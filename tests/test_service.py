@@ -239,7 +239,8 @@ def check_pause_refusals_before_mint(env: Env) -> None:
     """`pause.refusal.before-mint`, `pause.refusal.order`: the whole ladder, then the pause
     that passes every check mints exactly one token."""
     for p in PAUSE_LADDER:
-        check_pause_refusal(env, *p.values)
+        kwargs, code, cited = p.values
+        check_pause_refusal(env, kwargs, code, cited)  # type: ignore[arg-type]
     rec = env.svc.pause(binding=BINDING, name="pay", payload={"amount": 3}, interrupt_id="int-x",
                         tool_call_id="call-1", checkpoint_id="ck")
     assert len(env.signer.minted) == 1 and rec.state.phase == Phase.PAUSED
@@ -605,10 +606,13 @@ def check_racing_resumes_single_winner(env: Env, n: int = 4) -> None:
     consumes it and every other one is told it conflicts."""
     rec = take(env, "i-1")
     real = env.svc.ledger
-    env.svc.ledger = GatedLedger(real, n)  # type: ignore[assignment]
+    env.svc.ledger = GatedLedger(real, n)
+
+    def answer(i: int) -> Callable[[], Any]:
+        return lambda: env.svc.resume(rec.token, {"who": i}, REQUEST)
+
     try:
-        results = race([lambda i=i: env.svc.resume(rec.token, {"who": i}, REQUEST)
-                        for i in range(n)])
+        results = race([answer(i) for i in range(n)])
     finally:
         env.svc.ledger = real
     winners = [i for i, r in enumerate(results)
@@ -636,7 +640,7 @@ def test_racing_answer_expiry_and_cancel_decide_once(env: Env, pair: str) -> Non
         env.clock.advance(TTL)
     first: Callable[[], Any] = ((lambda: env.svc.resume(rec.token, {}, REQUEST))
                                 if pair == "answer-cancel" else (lambda: env.svc.expire("i-1")))
-    env.svc.ledger = GatedLedger(env.svc.ledger, 2)  # type: ignore[assignment]
+    env.svc.ledger = GatedLedger(env.svc.ledger, 2)
     results = race([first, lambda: env.svc.cancel_pause("i-1")])
     errors = [r for r in results if isinstance(r, PausepointError)]
     assert len(errors) == 1, results

@@ -547,12 +547,14 @@ def test_the_ci_profile_runs_200_examples_of_50_steps() -> None:
     """The Done-when line: at least 200 examples x 50 steps in CI (the default profile)."""
     ci = settings.get_profile("ci")
     assert ci.max_examples >= 200 and ci.stateful_step_count >= 50
+    default = settings.default
+    assert default is not None
     if os.environ.get("CI"):
-        assert settings.default.max_examples >= 200
-        assert settings.default.stateful_step_count >= 50
+        assert default.max_examples >= 200 and default.stateful_step_count >= 50
     machine = PauseMachine.TestCase.settings
-    assert machine.max_examples == settings.default.max_examples
-    assert machine.stateful_step_count == settings.default.stateful_step_count
+    assert machine is not None
+    assert machine.max_examples == default.max_examples
+    assert machine.stateful_step_count == default.stateful_step_count
 
 
 def teardown_module() -> None:
