@@ -1,9 +1,11 @@
 """PostgreSQL: many resume servers sharing one ledger.
 
-psycopg 3, one connection per thread (autocommit off: each method is one transaction,
-committed before it returns).  Under READ COMMITTED the ledger's conditional update waits for
-a concurrent writer's row lock and then re-checks ``version`` against the committed row, so
-exactly one of any number of racing servers wins (``resume.consume.single-winner``).
+psycopg 3, one connection per thread, in autocommit mode: each method is one statement, which
+is its own transaction, committed before the server answers -- one round trip, where an explicit
+BEGIN and COMMIT would add two (multi-statement work opens a transaction with BEGIN).  Under
+READ COMMITTED the ledger's conditional update waits for a concurrent writer's row lock and then
+re-checks ``version`` against the committed row, so exactly one of any number of racing servers
+wins (``resume.consume.single-winner``).
 
 Importing this module needs psycopg; :mod:`pausepoint.stores` imports it only on first use.
 """
@@ -25,10 +27,11 @@ POSTGRES: Dialect = Dialect(
     name="postgresql",
     placeholder="%s",
     serial_key="BIGSERIAL PRIMARY KEY",
-    begin_write=None,  # psycopg opens a transaction implicitly (autocommit off)
+    begin_write="BEGIN",  # multi-statement transactions only: one statement commits itself
     # Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalogue; queue the creators.
     schema_lock="SELECT pg_advisory_xact_lock(7061757365)",
     errors=(psycopg.Error,),
+    statement_commits=True,
 )
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -58,10 +61,11 @@ class PostgresStore(SqlStore):
         super().__init__(POSTGRES, self._open)
 
     def _open(self) -> psycopg.Connection[tuple[object, ...]]:
-        conn = psycopg.connect(self.dsn, autocommit=False, connect_timeout=self.connect_timeout)
+        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
         try:
             if self.namespace is not None:
-                assert POSTGRES.schema_lock is not None
+                assert POSTGRES.schema_lock is not None and POSTGRES.begin_write is not None
+                conn.execute(POSTGRES.begin_write)  # the advisory lock is held to the COMMIT
                 conn.execute(POSTGRES.schema_lock)
                 conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.namespace}")
                 conn.execute("SELECT set_config('search_path', %s, false)", (self.namespace,))

@@ -68,6 +68,10 @@ class Dialect:
     """Statement run first in the schema transaction so concurrent creators queue up."""
     errors: tuple[type[Exception], ...]
     """The driver's exception base classes, mapped to ``store_unavailable``."""
+    statement_commits: bool = False
+    """The connection is in autocommit mode and one statement is its own transaction, durably
+    committed before the server answers: a one-statement read or write then needs no
+    BEGIN/COMMIT round trips (``begin_write`` opens the multi-statement transactions)."""
 
     def sql(self, query: str) -> str:
         return query if self.placeholder == "?" else query.replace("?", self.placeholder)
@@ -281,7 +285,7 @@ class SqlStore:
             raise self._unavailable(exc) from exc
 
     def _unavailable(self, exc: Exception, committing: bool = False) -> PausepointError:
-        outcome = ("the connection failed during COMMIT, so the change may or may not have "
+        outcome = ("the failure hit the commit itself, so the change may or may not have "
                    "been applied" if committing else "nothing was changed")
         return PausepointError(
             ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
@@ -291,13 +295,15 @@ class SqlStore:
     # transactions
 
     @contextmanager
-    def transaction(self, write: bool) -> Iterator[DBConnection]:
+    def transaction(self, write: bool, single: bool = False) -> Iterator[DBConnection]:
         """One transaction on this thread's connection, committed on success and rolled back
-        on any error; driver errors become ``store_unavailable``."""
+        on any error; driver errors become ``store_unavailable``.  ``single``: the caller runs
+        exactly one statement, which commits by itself where the dialect allows it."""
         conn = self._conn()
-        committing = False
+        alone = single and self.dialect.statement_commits
+        committing = alone  # a lone statement commits as it runs: a failure there is unknown
         try:
-            if write and self.dialect.begin_write is not None:
+            if write and not alone and self.dialect.begin_write is not None:
                 conn.execute(self.dialect.begin_write)
             yield conn
             committing = True
@@ -327,7 +333,7 @@ class SqlStore:
 
     def write(self, query: str, params: Sequence[Any] = ()) -> int:
         """Run one statement in its own committed transaction; return its row count."""
-        with self.transaction(write=True) as conn:
+        with self.transaction(write=True, single=True) as conn:
             cur = self.execute(conn, query, params)
             count: int = cur.rowcount
             cur.close()
