@@ -1,0 +1,182 @@
+"""Benchmark: resumes per second with concurrent resumers, PostgreSQL and SQLite side by side.
+
+Not a test: it prints figures and asserts nothing about time.
+
+Each resumer is a *process* (its own interpreter, store handle and connection -- no shared GIL),
+like one of several resume servers sharing one ledger.  In every round each resumer first
+creates its own share of distinct resumable pauses (not timed), all wait on a barrier, then each
+resumes its pauses one after another through ``PauseService.resume`` (verify the Ed25519 token,
+read the ledger row, the single-winner conditional update, read the turn checkpoint).
+Throughput is all resumes of the round over the wall time from the barrier to the last resume;
+latency is per resume.  The figures are the median over rounds (throughput) and the median of
+the rounds' p50 / p95 (latency).
+
+Usage::
+
+    eval "$(bash .ci/postgres.sh)"          # PostgreSQL on loopback, exports the DSN
+    python bench/bench_postgres.py           # 8 resumers, 5 rounds of 250 resumes each
+    python bench/bench_postgres.py --resumers 8 --per-resumer 400 --rounds 7
+    python bench/bench_postgres.py --profile # also: where one resumer spends its time
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import multiprocessing
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from typing import Any
+
+from pausepoint.clock import SystemClock
+from pausepoint.compose import compose
+from pausepoint.harness import DEFAULT_INTERACTIONS
+from pausepoint.runner import PauseBinding
+from pausepoint.service import ResumeRequest
+from pausepoint_conformance.testbed import (
+    StoreSpec, drop, fresh_postgres, fresh_sqlite, load_ring, save_key,
+)
+
+RESPONSE = {"approved": True}
+REQUEST = ResumeRequest(session_id="bench", scope="bench")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def resumer(index: int, spec_json: dict[str, Any], key_path: str, jobs: Any, results: Any,
+            barrier: Any, profile: bool) -> None:
+    """One resumer process: create its pauses, wait, resume them, report timings."""
+    store = StoreSpec.from_json(spec_json).open()
+    service = compose(store=store, signer=load_ring(key_path), interactions=DEFAULT_INTERACTIONS,
+                      clock=SystemClock(), ttl_ms=3_600_000).service
+    prof = cProfile.Profile() if profile and index == 0 else None
+    try:
+        while True:
+            job = jobs.get()
+            if job is None:
+                break
+            round_no, n = job
+            tokens = []
+            for i in range(n):
+                run = f"r{round_no}-w{index}-{i}-{uuid.uuid4().hex[:6]}"
+                binding = PauseBinding(run_id=run, root_run_id=run, session_id="bench",
+                                       thread_id=run, scope="bench")
+                service.pause(binding=binding, name="approve", payload={"i": i},
+                              interrupt_id=run, checkpoint_id=f"{run}@0")
+                tokens.append(service.record_turn(run, "{}").token)
+            barrier.wait(timeout=600)
+            latencies = []
+            if prof is not None:
+                prof.enable()
+            start = time.perf_counter()
+            for token in tokens:
+                t0 = time.perf_counter()
+                out = service.resume(token, RESPONSE, REQUEST)
+                latencies.append(time.perf_counter() - t0)
+                assert not out.replayed
+            end = time.perf_counter()
+            if prof is not None:
+                prof.disable()
+            results.put((index, start, end, latencies))
+    finally:
+        if prof is not None:
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(18)
+            results.put((index, -1.0, -1.0, s.getvalue()))
+        store.close()
+
+
+def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
+          profile: bool = False) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(resumers)
+    results: Any = ctx.Queue()
+    queues = [ctx.Queue() for _ in range(resumers)]
+    procs = [ctx.Process(target=resumer, args=(i, spec.to_json(), key_path, queues[i], results,
+                                               barrier, profile), daemon=True)
+             for i in range(resumers)]
+    for p in procs:
+        p.start()
+    rates: list[float] = []
+    p50s: list[float] = []
+    p95s: list[float] = []
+    try:
+        for r in range(rounds):
+            for q in queues:
+                q.put((r, per))
+            got = [results.get(timeout=900) for _ in range(resumers)]
+            start = min(g[1] for g in got)
+            end = max(g[2] for g in got)
+            lat = [x for g in got for x in g[3]]
+            rates.append(len(lat) / (end - start))
+            p50s.append(_percentile(lat, 0.50) * 1000)
+            p95s.append(_percentile(lat, 0.95) * 1000)
+            print(f"  {spec.kind:<8} round {r + 1}: {rates[-1]:8.0f} resumes/s  "
+                  f"p50 {p50s[-1]:6.2f} ms  p95 {p95s[-1]:6.2f} ms", flush=True)
+    finally:
+        for q in queues:
+            q.put(None)
+        profile_text = ""
+        if profile:
+            item = results.get(timeout=60)
+            profile_text = str(item[3])
+        for p in procs:
+            p.join(timeout=60)
+    return {"store": spec.kind, "resumers": resumers, "per": per, "rounds": rounds,
+            "rate": statistics.median(rates), "rates": rates, "p50": statistics.median(p50s),
+            "p95": statistics.median(p95s), "profile": profile_text}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--resumers", type=int, default=8)
+    parser.add_argument("--per-resumer", type=int, default=250)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--stores", default="postgres,sqlite")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile resumer 0 during the timed part and print the top")
+    args = parser.parse_args(argv)
+    dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="pp-bench-") as tmp:
+        key = os.path.join(tmp, "key.ed25519")
+        save_key(key)
+        for kind in args.stores.split(","):
+            if kind == "postgres" and not dsn:
+                print("postgres: skipped, PAUSEPOINT_PG_DSN is not set", file=sys.stderr)
+                continue
+            spec = (fresh_postgres(dsn, "pp_bench") if kind == "postgres"
+                    else fresh_sqlite(tmp, "bench.db"))
+            spec.open().close()  # create the schema before the resumers race to
+            try:
+                rows.append(bench(spec, key, args.resumers, args.per_resumer, args.rounds,
+                                  args.profile))
+            finally:
+                drop(spec)
+    print()
+    print(f"resumes/s with {args.resumers} concurrent resumer processes, "
+          f"{args.per_resumer} resumes each per round, {args.rounds} rounds (median)")
+    print(f"{'store':<10} {'resumes/s':>10} {'p50 ms':>8} {'p95 ms':>8}   rounds")
+    for row in rows:
+        print(f"{row['store']:<10} {row['rate']:>10.0f} {row['p50']:>8.2f} {row['p95']:>8.2f}   "
+              + " ".join(f"{x:.0f}" for x in row["rates"]))
+    for row in rows:
+        if row["profile"]:
+            print(f"\n--- profile of one {row['store']} resumer (timed part) ---")
+            print(row["profile"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
