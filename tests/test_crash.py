@@ -78,3 +78,15 @@ def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
     for r in report.results:
         if r.violations:
             assert any("run not done: paused" in v for v in r.violations), r
+
+
+def test_broken_reminting_restart_is_caught(tmp_path: Path) -> None:
+    """After a restart, a pause must be published with the token already issued: a fresh token
+    for the same pause is a second token the person never got -- and the ledger refuses it."""
+    report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="reminting",
+                               only=lambda c: c.op == "ledger.transition")
+    consume = max(r.case.point for r in report.results)
+    before_consume = next(r for r in report.results
+                          if (r.case.point, r.case.when) == (consume, "before"))
+    assert any("2 different tokens were published" in v for v in before_consume.violations)
+    assert all(r.violations for r in report.results if r.case.point < consume)

@@ -32,7 +32,8 @@ finishes the run.  Then :func:`check_case` reads the durable stores, the world, 
 Deliberately broken variants (``broken=``) show the checks bite: ``forgetful-journal`` treats
 an effect in doubt as never started (so it retries it); ``replay-only`` is the harness as it was
 before crash injection found its bug -- a consumed pause whose continuation died with the
-process is only ever replayed, so its run stays paused forever.
+process is only ever replayed, so its run stays paused forever; ``reminting`` publishes, after a
+restart, a freshly minted token for a pause instead of the one already issued.
 
 Run it standalone: ``python -m pausepoint_conformance.crash run --store sqlite``.
 """
@@ -64,6 +65,7 @@ from pausepoint.ports import (
     RunStore,
 )
 from pausepoint.registry import RECONCILE
+from pausepoint.runner import PendingInterrupt
 from pausepoint.stores import StoreBundle
 
 from .testbed import StoreSpec, drop, fresh_postgres, fresh_sqlite, load_ring, save_key
@@ -96,7 +98,7 @@ WRITE_METHODS: Final[dict[str, tuple[str, ...]]] = {
 }
 """Every facet method that commits a change; the world's ``apply`` is tapped as well."""
 
-BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only")
+BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only", "reminting")
 
 
 # -- the tap ---------------------------------------------------------------------------------
@@ -348,6 +350,13 @@ def worker_main(spec: dict[str, Any]) -> int:
     h = open_harness(files, tap)
     if tap.broken == "replay-only":  # BROKEN: the harness before its lost-continuation fix
         setattr(h, "_continuation_lost", lambda rec: False)
+    if tap.broken == "reminting" and proc == "recover":  # BROKEN: a restart mints anew
+        publish = h._publish
+
+        def remint(rec: PauseRecord) -> PendingInterrupt:
+            token, _kid = h.signer.mint(attrs.evolve(rec.claims, issued_at=h.clock.now()))
+            return attrs.evolve(publish(rec), token=token)
+        setattr(h, "_publish", remint)
     try:
         status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
     finally:
