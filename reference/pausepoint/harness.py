@@ -352,6 +352,10 @@ class Harness:
         except SimulatedCrash:
             self.crash()
             return Report(run_id=run_id, status="stopped", events=())
+        if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
+            failed, state = self._load(run_id)
+            if failed.status == RunStatus.RUNNING:
+                self._save(failed, state, RunStatus.ERROR)
         return self._report(run_id, events)
 
     def _body(self, run_id: str, emit: Emit, recovering: bool) -> None:

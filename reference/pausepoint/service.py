@@ -293,6 +293,8 @@ class PauseService:
             return RunView.CANCELLED
         if run.status == RunStatus.DONE:
             return RunView.DONE
+        if run.status == RunStatus.ERROR:
+            return RunView.ENDED
         if any(p.state.phase == Phase.UNKNOWN_OUTCOME for p in pauses) or (
                 self.effects.open_entries(run_id) and run.status != RunStatus.RUNNING):
             return RunView.WAITING_UNKNOWN_OUTCOME
