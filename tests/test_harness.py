@@ -313,3 +313,15 @@ def test_every_effect_is_bracketed_by_the_journal(url_kind: str, tmp_path: Path)
     assert journal.open_entries("r1") == []
     assert [journal.status("r1", k) for k in ("0:a", "2:b")] == [EffectStatus.FINISHED] * 2
     h.deployment.store.close()
+
+
+def test_a_run_that_fails_ends_in_error_and_is_not_run_again(h: Harness) -> None:
+    """`run.events.single-terminal`, `status.distinguishes`: a run whose script fails ends in
+    one error event and is recorded as ended in error -- not reported as still running, and
+    not executed again by a restart."""
+    r = one_terminal(h.start([{"op": "effect", "key": "a"}, {"op": "bogus"}], run_id="r1"))
+    assert r.events[-1] == "error" and r.status == "error"
+    assert h.service.status("r1") == RunView.ENDED
+    h.crash()
+    assert h.restart() == []
+    assert h.effect_count("r1", "a") == 1 and h.run_status("r1") == "error"
