@@ -100,7 +100,7 @@ class SlotKind(enum.StrEnum):
     RECOVERY = "recovery"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Slot:
     """One pause point of a run: where it stands in the script and its lifecycle state.
     ``version`` is the ledger row's version; ``consumes`` counts accepted consumes (a history
@@ -113,7 +113,7 @@ class Slot:
     consumes: int = 0
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class RunState:
     phase: RunPhase = RunPhase.IDLE
     pc: int = 0
@@ -128,10 +128,12 @@ class ResumerPhase(enum.StrEnum):
     READ = "read"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Resumer:
-    """A resume server handling one request: it reads the row, decides, then commits with a
-    conditional update.  ``result`` is what it last answered (an action or error code)."""
+    """A resume server handling one request: it reads the row (state and version), decides on
+    what it read, then commits with a conditional update on the version.  What it answered
+    is not part of the state (it would only multiply the state space);
+    :func:`commit_result` computes it."""
 
     phase: ResumerPhase = ResumerPhase.IDLE
     run: int = 0
@@ -139,10 +141,9 @@ class Resumer:
     response: str = ""
     seen: PauseState = PauseState()
     seen_version: int = 0
-    result: str = ""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class System:
     now: int
     runs: tuple[RunState, ...]
@@ -150,11 +151,14 @@ class System:
     crashes: int = 0
 
 
+IDLE_RESUMER: Final[Resumer] = Resumer()
+
+
 def initial(cfg: Config) -> System:
     runs = tuple(
         RunState(journal=tuple(Journal.NONE for _ in s), counts=tuple(0 for _ in s))
         for s in cfg.scripts)
-    return System(now=0, runs=runs, resumers=tuple(Resumer() for _ in range(cfg.resumers)))
+    return System(now=0, runs=runs, resumers=tuple(IDLE_RESUMER for _ in range(cfg.resumers)))
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -165,11 +169,11 @@ def _set(t: tuple[object, ...], i: int, v: object) -> tuple[object, ...]:
 
 
 def _with_run(s: System, r: int, run: RunState) -> System:
-    return attrs.evolve(s, runs=s.runs[:r] + (run,) + s.runs[r + 1:])
+    return System(s.now, s.runs[:r] + (run,) + s.runs[r + 1:], s.resumers, s.crashes)
 
 
 def _with_resumer(s: System, i: int, res: Resumer) -> System:
-    return attrs.evolve(s, resumers=s.resumers[:i] + (res,) + s.resumers[i + 1:])
+    return System(s.now, s.runs, s.resumers[:i] + (res,) + s.resumers[i + 1:], s.crashes)
 
 
 def _with_slot(run: RunState, k: int, slot: Slot) -> RunState:
@@ -183,8 +187,8 @@ def _apply(slot: Slot, event: lc.Event) -> Slot | None:
         return None
     if out.action == lc.Action.REPLAYED:
         return slot
-    return attrs.evolve(slot, state=out.state, version=slot.version + 1,
-                        consumes=slot.consumes + (out.action == lc.Action.CONSUMED))
+    return Slot(slot.pc, slot.kind, out.state, slot.version + 1,
+                slot.consumes + (out.action == lc.Action.CONSUMED))
 
 
 def _journal(run: RunState, pc: int, j: Journal) -> RunState:
@@ -274,8 +278,7 @@ def resume_read(cfg: Config, s: System, i: int, r: int, k: int, v: str) -> tuple
     if res.phase != ResumerPhase.IDLE or k >= len(s.runs[r].slots):
         return ()
     slot = s.runs[r].slots[k]
-    return (_with_resumer(s, i, Resumer(ResumerPhase.READ, r, k, v, slot.state, slot.version,
-                                        res.result)),)
+    return (_with_resumer(s, i, Resumer(ResumerPhase.READ, r, k, v, slot.state, slot.version)),)
 
 
 def _continue_after(cfg: Config, run: RunState, k: int) -> RunState:
@@ -301,17 +304,30 @@ def resume_commit(cfg: Config, s: System, i: int) -> tuple[System, ...]:
     run = s.runs[res.run]
     slot = run.slots[res.slot]
     if slot.version != res.seen_version:
-        again = attrs.evolve(res, seen=slot.state, seen_version=slot.version)
+        again = Resumer(ResumerPhase.READ, res.run, res.slot, res.response, slot.state,
+                        slot.version)
         return (_with_resumer(s, i, again),)
     out = lc.step(res.seen, lc.Resume(now=s.now, response_digest=res.response))
-    done = Resumer(result=out.code.value if isinstance(out, lc.Refused) else out.action.value)
-    s2 = _with_resumer(s, i, done)
+    s2 = _with_resumer(s, i, IDLE_RESUMER)
     if isinstance(out, lc.Refused) or out.action != lc.Action.CONSUMED:
         return (s2,)
-    new_slot = attrs.evolve(slot, state=out.state, version=slot.version + 1,
-                            consumes=slot.consumes + 1)
+    new_slot = Slot(slot.pc, slot.kind, out.state, slot.version + 1, slot.consumes + 1)
     run2 = _continue_after(cfg, _with_slot(run, res.slot, new_slot), res.slot)
     return (_with_run(s2, res.run, run2),)
+
+
+def commit_result(cfg: Config, s: System, i: int) -> str | None:
+    """What resumer i's ResumeCommit answers in state ``s``: ``"retry"`` when the row's
+    version moved (it reads again), else the lifecycle's action (``consumed``, ``replayed``)
+    or refusal code; None when the resumer has read nothing."""
+    res = s.resumers[i]
+    if res.phase != ResumerPhase.READ:
+        return None
+    slot = s.runs[res.run].slots[res.slot]
+    if slot.version != res.seen_version:
+        return "retry"
+    out = lc.step(res.seen, lc.Resume(now=s.now, response_digest=res.response))
+    return out.code.value if isinstance(out, lc.Refused) else out.action.value
 
 
 # -- clock, expiry, cancel -------------------------------------------------------------------
@@ -321,7 +337,7 @@ def tick(cfg: Config, s: System) -> tuple[System, ...]:
     """Tick: the clock advances by one, up to max_time."""
     if s.now >= cfg.max_time:
         return ()
-    return (attrs.evolve(s, now=s.now + 1),)
+    return (System(s.now + 1, s.runs, s.resumers, s.crashes),)
 
 
 def expire(cfg: Config, s: System, r: int, k: int) -> tuple[System, ...]:
@@ -365,7 +381,7 @@ def crash(cfg: Config, s: System) -> tuple[System, ...]:
         return ()
     runs = tuple(attrs.evolve(x, phase=RunPhase.STOPPED) if x.phase in EXECUTING else x
                  for x in s.runs)
-    resumers = tuple(Resumer() for _ in s.resumers)
+    resumers = tuple(IDLE_RESUMER for _ in s.resumers)
     return (System(now=s.now, runs=runs, resumers=resumers, crashes=s.crashes + 1),)
 
 
