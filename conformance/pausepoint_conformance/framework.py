@@ -354,12 +354,22 @@ class Ctx:
     def reset(self) -> None:
         self._unwrap(self.adapter.reset(ResetArgs(ttl_ms=self.ttl_ms)), "reset", None)
 
+    def _answered(self, result: Any, what: str) -> Any:
+        """``result`` if the implementation answered (ok or refused); a skip or an error ends
+        the check as skipped or errored (after a transport failure the implementation is a
+        fresh process, so the check cannot go on)."""
+        if isinstance(result, Skipped):
+            raise CheckSkipped(f"the implementation skipped {what}: {result.reason}")
+        if isinstance(result, Errored):
+            raise CheckErrored(f"{what} errored", result.traceback)
+        return result
+
     def start_raw(self, script: Sequence[Step], run_id: str = "r1", *,
                   parent: str | None = None, session: str = SESSION,
                   scope: str = SCOPE) -> Any:
-        return self.adapter.start(StartArgs(run_id=run_id, parent_run_id=parent,
-                                            session_id=session, scope=scope,
-                                            script=list(script)))
+        return self._answered(self.adapter.start(StartArgs(
+            run_id=run_id, parent_run_id=parent, session_id=session, scope=scope,
+            script=list(script))), f"start {run_id}")
 
     def start(self, script: Sequence[Step], run_id: str = "r1", *, parent: str | None = None,
               session: str = SESSION, scope: str = SCOPE, clause_id: str | None = None,
@@ -385,7 +395,7 @@ class Ctx:
                    responder: str = RESPONDER) -> Any:
         args = self.resume_args(pause, response, token=token, run_id=run_id, session=session,
                                 scope=scope, responder=responder)
-        return self.adapter.resume(args)
+        return self._answered(self.adapter.resume(args), "resume")
 
     def resume_args(self, pause: PublishedPause | str, response: Any = DEFAULT, *,
                     token: str | None = None, run_id: str | None = None,
@@ -442,8 +452,8 @@ class Ctx:
         return data
 
     def reconcile_raw(self, pause: PublishedPause, resolution: str) -> Any:
-        return self.adapter.reconcile(ReconcileArgs(interrupt_id=pause.interrupt_id,
-                                                    resolution=Resolution(resolution)))
+        return self._answered(self.adapter.reconcile(ReconcileArgs(
+            interrupt_id=pause.interrupt_id, resolution=Resolution(resolution))), "reconcile")
 
     def reconcile(self, pause: PublishedPause, resolution: str,
                   clause_id: str = "effect.reconcile") -> str:
@@ -490,6 +500,8 @@ class Ctx:
         for r in results:
             if isinstance(r, Errored):
                 raise CheckErrored("a racing resume errored", r.traceback)
+            if isinstance(r, Skipped):
+                raise CheckSkipped(f"the implementation skipped a racing resume: {r.reason}")
             if isinstance(r, Ok):
                 self._saw_run(r.data.run, "racing resume", invoked=False)
         return results
