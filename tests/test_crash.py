@@ -68,7 +68,7 @@ def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
     """The harness as it was before crash injection found its bug: dying between the consume
     and the continuation left the run paused forever, its answer accepted and lost."""
     def consume_boundaries(c: Case) -> bool:
-        return c.op in ("ledger.transition", "runs.put")
+        return "ledger.transition" in (c.op, c.prev)
 
     report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="replay-only",
                                only=consume_boundaries)

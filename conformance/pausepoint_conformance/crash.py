@@ -373,6 +373,7 @@ class Case:
     point: int
     when: str  # "before" | "after"
     op: str = ""  # the write at that boundary, from the dry run
+    prev: str = ""  # the write before it
 
 
 @attrs.frozen
@@ -554,8 +555,8 @@ class CrashReport:
 
 def cases_for(writes: Sequence[str]) -> list[Case]:
     """Both sides of every write: killed right before it, and right after it returned."""
-    return [Case(n, when, writes[n - 1]) for n in range(1, len(writes) + 1)
-            for when in ("before", "after")]
+    return [Case(n, when, writes[n - 1], writes[n - 2] if n > 1 else "")
+            for n in range(1, len(writes) + 1) for when in ("before", "after")]
 
 
 def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None = None,
