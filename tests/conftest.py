@@ -1,8 +1,10 @@
 """Shared test settings: the Hypothesis profiles, and the ``store`` fixture.
 
 ``ci`` (200 examples, 50 steps per stateful example) is the default everywhere, and the only
-profile when the environment variable ``CI`` is set.  ``dev`` is a quicker profile for local
-runs: ``HYPOTHESIS_PROFILE=dev pytest`` (ignored under ``CI``).
+profile when the environment variable ``CI`` is set -- then derandomized (a fixed seed, the same
+examples every run, a reproduction blob printed on failure) and without an example database.
+``dev`` is a quicker profile for local runs: ``HYPOTHESIS_PROFILE=dev pytest`` (ignored under
+``CI``).
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from hypothesis import HealthCheck, settings
 
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 
-settings.register_profile(
+_IN_CI = bool(os.environ.get("CI"))
+settings.register_profile(  # under CI also Hypothesis' own CI habits: a fixed seed, no database
     "ci", max_examples=200, stateful_step_count=50, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow])
+    suppress_health_check=[HealthCheck.too_slow], derandomize=_IN_CI, print_blob=_IN_CI,
+    **({"database": None} if _IN_CI else {}))
 settings.register_profile(
     "dev", max_examples=30, stateful_step_count=25, deadline=None,
     suppress_health_check=[HealthCheck.too_slow])
 
-PROFILE = "ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "ci")
+PROFILE = "ci" if _IN_CI else os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
