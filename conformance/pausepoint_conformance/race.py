@@ -351,3 +351,48 @@ def run_races(spec: StoreSpec, key_path: str, *, processes: int = 4, rounds: int
             for kind in kinds:
                 pool.race(kind, report)
     return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pausepoint_conformance.race --store sqlite|postgres [--processes N]
+    [--rounds R] [--broken version-blind]``: run the races, print the counts."""
+    import argparse
+    import os
+    import sys
+    import tempfile
+
+    from .testbed import drop, fresh_postgres, fresh_sqlite, save_key
+
+    parser = argparse.ArgumentParser(prog="python -m pausepoint_conformance.race")
+    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--broken", choices=("version-blind",))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="pp-race-") as tmp:
+        key = os.path.join(tmp, "key.ed25519")
+        save_key(key)
+        if args.store == "postgres":
+            dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
+            if not dsn:
+                print("PAUSEPOINT_PG_DSN is not set", file=sys.stderr)
+                return 2
+            spec = fresh_postgres(dsn, "pp_race")
+        else:
+            spec = fresh_sqlite(tmp, "race.db")
+        t0 = time.monotonic()
+        try:
+            report = run_races(spec, key, processes=args.processes, rounds=args.rounds,
+                               broken=args.broken)
+        finally:
+            drop(spec)
+        for line in report.lines():
+            print(line)
+        for v in report.violations[:20]:
+            print(f"  - {v}")
+        print(f"{time.monotonic() - t0:.1f} s")
+    return 1 if report.violations else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
