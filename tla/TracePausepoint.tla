@@ -1,0 +1,151 @@
+--------------------------- MODULE TracePausepoint ---------------------------
+(***************************************************************************)
+(* Trace validation: TLC checks that an NDJSON trace (format              *)
+(* pausepoint-trace/1, written by reference/pausepoint/trace.py or by an   *)
+(* implementation) is a behaviour of Pausepoint.  Line 1 is a header with  *)
+(* the spec's constants, line 2 the Init line, then one line per action:   *)
+(* {"action": A, "args": {...}, "state": {...}, "result"?: R}.  Each step  *)
+(* must be the named action with those arguments, and its post-state must  *)
+(* agree with every field the line records (fields are optional: an        *)
+(* implementation records what it can observe).  A line that cannot be     *)
+(* matched leaves TLC without a successor: "Deadlock reached" is a trace   *)
+(* that does not conform; a conforming trace ends in TraceDone, and TLC's  *)
+(* depth equals the number of lines after the header.                      *)
+(*                                                                         *)
+(* Spec variable              | trace field             | Python attribute *)
+(* ---------------------------+-------------------------+----------------- *)
+(* now                        | state.now               | System.now       *)
+(* crashes                    | state.crashes           | System.crashes   *)
+(* runs[r].phase              | state.runs[r-1].phase   | RunState.phase   *)
+(* runs[r].pc (1-based)       | state.runs[r-1].pc      | RunState.pc      *)
+(* runs[r].journal            | state.runs[r-1].journal | RunState.journal *)
+(* runs[r].counts             | state.runs[r-1].counts  | RunState.counts  *)
+(* runs[r].slots[k].kind      | ...slots[k-1].kind      | Slot.kind        *)
+(* runs[r].slots[k].pc        | ...slots[k-1].pc (0-b.) | Slot.pc          *)
+(* runs[r].slots[k].version   | ...slots[k-1].version   | Slot.version     *)
+(* runs[r].slots[k].consumes  | ...slots[k-1].consumes  | Slot.consumes    *)
+(* ...slots[k].state.phase    | ...slots[k-1].phase     | Slot.state.phase *)
+(* ...state.expires_at        | ...slots[k-1].expires_at| PauseState.expires_at *)
+(* ...state.turn_recorded     | ...slots[k-1].turn_recorded | PauseState.turn_recorded *)
+(* ...state.response_digest   | ...slots[k-1].response  | PauseState.response_digest ("" = None) *)
+(* ...state.consumed_at       | ...slots[k-1].consumed_at | PauseState.consumed_at (-1 = None) *)
+(* resumers[i].phase          | state.resumers[i-1].phase | Resumer.phase  *)
+(* resumers[i].run (1-based,  | state.resumers[i-1].run | Resumer.run      *)
+(*   0 when idle)             |   (0-based, 0 when idle)|                  *)
+(* resumers[i].slot (idem)    | state.resumers[i-1].slot| Resumer.slot     *)
+(* resumers[i].response       | state.resumers[i-1].response | Resumer.response *)
+(* resumers[i].seen_version   | state.resumers[i-1].seen_version | Resumer.seen_version *)
+(* resumers[i].seen           | (not traced: internal)  | Resumer.seen     *)
+(* action argument r, k, i    | args.run, args.slot, args.resumer (0-based) | Labelled.args *)
+(* ResumeResult / "retry"     | result (ResumeCommit)   | model.commit_result *)
+(* Scripts, Parents, TTL, ... | header constants        | model.Config     *)
+(***************************************************************************)
+EXTENDS Pausepoint, Json, TLC
+
+CONSTANT TraceFile
+
+Lines == ndJsonDeserialize(TraceFile)
+Header == Lines[1]
+Steps == [j \in 1 .. Len(Lines) - 1 |-> Lines[j + 1]]
+
+TraceScripts == Header.constants.Scripts
+TraceParents == Header.constants.Parents
+TraceTTL == Header.constants.TTL
+TraceMaxTime == Header.constants.MaxTime
+TraceNResumers == Header.constants.NResumers
+TraceResponses == {Header.constants.Responses[j] : j \in DOMAIN Header.constants.Responses}
+TraceMaxCrashes == Header.constants.MaxCrashes
+
+VARIABLE l   \* the number of trace lines (after the header) matched so far
+
+Has(rec, f) == f \in DOMAIN rec
+Opt(rec, f, v) == IF Has(rec, f) THEN rec[f] = v ELSE TRUE
+
+SlotMatch(o, x) ==
+    /\ Opt(o, "kind", x.kind)
+    /\ Opt(o, "pc", x.pc - 1)
+    /\ Opt(o, "version", x.version)
+    /\ Opt(o, "consumes", x.consumes)
+    /\ Opt(o, "phase", x.state.phase)
+    /\ Opt(o, "expires_at", x.state.expires_at)
+    /\ Opt(o, "turn_recorded", x.state.turn_recorded)
+    /\ Opt(o, "response", x.state.response_digest)
+    /\ Opt(o, "consumed_at", x.state.consumed_at)
+
+RunMatch(o, run) ==
+    /\ Opt(o, "phase", run.phase)
+    /\ Opt(o, "pc", run.pc - 1)
+    /\ Opt(o, "journal", run.journal)
+    /\ Opt(o, "counts", run.counts)
+    /\ IF Has(o, "slots")
+       THEN /\ Len(o.slots) = Len(run.slots)
+            /\ \A k \in DOMAIN o.slots : SlotMatch(o.slots[k], run.slots[k])
+       ELSE TRUE
+
+ResumerMatch(o, res) ==
+    /\ Opt(o, "phase", res.phase)
+    /\ Opt(o, "run", IF res.phase = "read" THEN res.run - 1 ELSE 0)
+    /\ Opt(o, "slot", IF res.phase = "read" THEN res.slot - 1 ELSE 0)
+    /\ Opt(o, "response", res.response)
+    /\ Opt(o, "seen_version", res.seen_version)
+
+StateMatch(o, n, c, rs, ress) ==
+    /\ Opt(o, "now", n)
+    /\ Opt(o, "crashes", c)
+    /\ IF Has(o, "runs")
+       THEN Len(o.runs) = Len(rs) /\ \A r \in DOMAIN o.runs : RunMatch(o.runs[r], rs[r])
+       ELSE TRUE
+    /\ IF Has(o, "resumers")
+       THEN Len(o.resumers) = Len(ress)
+            /\ \A i \in DOMAIN o.resumers : ResumerMatch(o.resumers[i], ress[i])
+       ELSE TRUE
+
+\* What resumer i's ResumeCommit answers now (model.commit_result).
+CommitResult(i) ==
+    LET res == resumers[i]
+    IN IF runs[res.run].slots[res.slot].version # res.seen_version THEN "retry"
+       ELSE ResumeResult(res.seen, now, res.response)
+
+TraceInit ==
+    /\ Init
+    /\ l = 1
+    /\ Steps[1].action = "Init"
+    /\ StateMatch(Steps[1].state, now, crashes, runs, resumers)
+
+\* The step the next line names, with its arguments (0-based in the trace).
+Act(e) ==
+    LET a == e.args
+    IN CASE e.action = "StartRun"     -> StartRun(a.run + 1)
+         [] e.action = "Execute"      -> Execute(a.run + 1)
+         [] e.action = "ApplyEffect"  -> ApplyEffect(a.run + 1)
+         [] e.action = "FinishEffect" -> FinishEffect(a.run + 1)
+         [] e.action = "Cancel"       -> Cancel(a.run + 1)
+         [] e.action = "Restart"      -> Restart(a.run + 1)
+         [] e.action = "RecordTurn"   -> RecordTurn(a.run + 1, a.slot + 1)
+         [] e.action = "Expire"       -> Expire(a.run + 1, a.slot + 1)
+         [] e.action = "Reconcile"    -> Reconcile(a.run + 1, a.slot + 1, a.applied)
+         [] e.action = "ResumeRead"   -> ResumeRead(a.resumer + 1, a.run + 1, a.slot + 1,
+                                                    a.response)
+         [] e.action = "ResumeCommit" ->
+              /\ IF Has(e, "result") THEN CommitResult(a.resumer + 1) = e.result ELSE TRUE
+              /\ ResumeCommit(a.resumer + 1)
+         [] e.action = "Tick"         -> Tick
+         [] e.action = "Crash"        -> Crash
+         [] OTHER                     -> FALSE
+
+TraceNext ==
+    /\ l < Len(Steps)
+    /\ l' = l + 1
+    /\ Act(Steps[l + 1])
+    /\ StateMatch(Steps[l + 1].state, now', crashes', runs', resumers')
+
+\* The whole trace matched: stay here (so only an unmatched line deadlocks).
+TraceDone ==
+    /\ l = Len(Steps)
+    /\ UNCHANGED <<vars, l>>
+
+TraceNext_or_Done == TraceNext \/ TraceDone
+
+TraceSpec == TraceInit /\ [][TraceNext_or_Done]_<<vars, l>>
+
+=============================================================================
