@@ -17,6 +17,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "pausepoint_conformance.cmd_conform",
     "pausepoint_conformance.cmd_scenarios",
     "pausepoint_conformance.cmd_fuzz",
+    "pausepoint_conformance.cmd_check",
 )
 
 DESCRIPTION = """\
