@@ -21,11 +21,13 @@ Examples:
   pausepoint conform --adapter cmd:"python -m pausepoint_conformance.stdio_reference"
   pausepoint conform --adapter cmd:"node my-adapter.js" --timeout 5
   pausepoint scenarios --out vectors && pausepoint conform --vectors vectors
-  pausepoint conform --vectors vectors --no-checks --only tokens
+  pausepoint conform --only tokens/ --only expiry/
+  pausepoint conform --vectors vectors --no-checks
 
 Exit status:
   0  every clause the implementation claims passed (or cannot be observed through the
-     protocol), and at least one check or vector ran and passed
+     protocol), and at least one check or vector ran and passed; with --only or
+     --no-checks, clauses that nothing selected cites are reported untested instead
   1  some claimed clause failed, errored or was only skipped; or nothing ran
   2  bad arguments (an unknown adapter spelling, an unreadable vector file)
 """
@@ -86,7 +88,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         if not paths:
             raise AdapterSpecError(f"no vector files (*.json) at {where}")
         vectors.extend(load_files(paths))
-    return Plan(checks=tuple(checks), vectors=tuple(vectors))
+    return Plan(checks=tuple(checks), vectors=tuple(vectors),
+                selection=bool(args.only or args.no_checks))
 
 
 def conform(adapter_spec: str, plan: Plan, *, timeout: float = 30.0,

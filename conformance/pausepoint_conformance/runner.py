@@ -13,7 +13,8 @@ gets a verdict:
 * ``unobservable`` -- the adapter protocol cannot reach it (the reason is given).
 
 The exit status is 0 only when every claimed clause is ``passed`` (or ``unobservable``) and at
-least one case passed.
+least one case passed -- when the user selected a subset (``--only``, ``--no-checks``), clauses
+nothing selected cites are ``untested`` and left out.
 """
 
 from __future__ import annotations
@@ -80,9 +81,13 @@ class SuiteResult:
             return 1
         if not any(c.outcome == Outcome.PASSED for c in self.cases):
             return 1
+        selection = bool(self.header.get("selection"))
         for v in self.clauses:
-            if v.group in claimed and v.verdict not in (Verdict.PASSED, Verdict.UNOBSERVABLE):
-                return 1
+            if v.group not in claimed or v.verdict in (Verdict.PASSED, Verdict.UNOBSERVABLE):
+                continue
+            if selection and v.verdict == Verdict.UNTESTED:
+                continue  # outside the checks and vectors the user selected
+            return 1
         return 0
 
     def footer(self) -> dict[str, Any]:
@@ -146,6 +151,11 @@ def clause_verdicts(cases: Sequence[CaseResult], claimed: frozenset[Group]) -> l
                                          f"({r.id} failed on {r.failed_clause})",
                                      cases=ids))
             continue
+        if citing and all(r.outcome == Outcome.NOT_CLAIMED for r in citing):
+            out.append(ClauseVerdict(**base, verdict=Verdict.UNTESTED,
+                                     why="only cases needing unclaimed groups cite it ("
+                                         f"{citing[0].message})", cases=ids))
+            continue
         if citing:
             r = citing[0]
             out.append(ClauseVerdict(**base, verdict=Verdict.SKIPPED,
@@ -167,6 +177,9 @@ class Plan:
     checks: tuple[Check, ...] = attrs.field(factory=lambda: tuple(CHECKS))
     vectors: tuple[Any, ...] = ()  # pausepoint_conformance.vectors.VectorCase
     ttl_ms: int = TTL_MS
+    selection: bool = False
+    """A subset chosen by the user (``--only``, ``--no-checks``): clauses that nothing selected
+    cites are reported untested and do not fail the exit status."""
 
     @property
     def size(self) -> int:
@@ -206,6 +219,7 @@ def run_suite(adapter: Adapter, *, adapter_name: str, plan: Plan | None = None,
         "protocol": PROTOCOL_VERSION, "adapter": adapter_name,
         "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "checks": len(plan.checks), "vectors": len(plan.vectors),
+        "selection": plan.selection,
     }
     result = SuiteResult(header=header)
     if isinstance(hello, str):

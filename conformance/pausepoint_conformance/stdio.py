@@ -140,6 +140,10 @@ class _Process:
         except (OSError, ValueError):
             pass
         self.lines.put(None)
+        try:
+            self.proc.stdout.close()
+        except OSError:
+            pass
 
     def stderr_tail(self, n: int = 2000) -> str:
         try:
@@ -159,12 +163,15 @@ class _Process:
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
         tail = self.stderr_tail()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        # Only the reader closes stdout, once it has seen the end of it: closing it under a
+        # reader still inside read() would free the descriptor number for the next process's
+        # pipe, and the stale reader would steal that process's bytes.
+        self.reader.join(timeout=5)
         self.stderr.close()
         return tail
 
