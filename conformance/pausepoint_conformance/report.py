@@ -72,6 +72,8 @@ def junit_xml(result: SuiteResult) -> str:
             "classname": f"pausepoint.{c.kind}.{c.source.removesuffix('.json') or group}",
             "name": f"{c.id}: {c.description}",
             "time": f"{c.duration_s:.4f}"})
+        tcp = ET.SubElement(tc, "properties")
+        ET.SubElement(tcp, "property", {"name": "clauses", "value": " ".join(c.clauses)})
         if c.outcome == Outcome.FAILED:
             f = ET.SubElement(tc, "failure", {
                 "message": f"{c.failed_clause}: {c.message}", "type": c.failed_clause or ""})
@@ -83,10 +85,6 @@ def junit_xml(result: SuiteResult) -> str:
             e.text = c.message
         elif c.outcome in (Outcome.SKIPPED, Outcome.NOT_CLAIMED):
             ET.SubElement(tc, "skipped", {"message": f"{c.outcome.value}: {c.message}"})
-        ET.SubElement(tc, "properties")
-        tcp = tc.find("properties")
-        assert tcp is not None
-        ET.SubElement(tcp, "property", {"name": "clauses", "value": " ".join(c.clauses)})
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
