@@ -27,7 +27,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
@@ -60,24 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=2, help="TLC workers (default: 2)")
 
 
-def _constants_ok(tla_dir: Path, name: str, spec: dict[str, Any]) -> list[str]:
-    """The MC/SIM module and cfg define the manifest's constants."""
-    problems: list[str] = []
-    cfg = mc.config_from_constants(spec["constants"])
-    want = mc.tla_constant_definitions(cfg)
-    module = mc.normalise_ws((tla_dir / f"{name}.tla").read_text())
-    conf = mc.normalise_ws((tla_dir / f"{name}.cfg").read_text())
-    for const, mc_name in (("Scripts", "MCScripts"), ("Parents", "MCParents")):
-        if f"{mc_name} == {mc.normalise_ws(want[const])}" not in module:
-            problems.append(f"{name}.tla: {mc_name} is not {want[const]}")
-        if f"{const} <- {mc_name}" not in conf:
-            problems.append(f"{name}.cfg: {const} is not bound to {mc_name}")
-    for const in ("TTL", "MaxTime", "NResumers", "Responses", "MaxCrashes"):
-        if not re.search(rf"(^| ){const} = {re.escape(want[const])}( |$)", conf):
-            problems.append(f"{name}.cfg: {const} is not {want[const]}")
-    return problems
-
-
 def run(args: argparse.Namespace) -> int:
     console = Console()
     tla_dir: Path = args.tla_dir
@@ -105,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     # -- constants ---------------------------------------------------------------------------
     for name, spec in models.items():
         if spec["kind"] in ("MC", "SIM"):
-            for p in _constants_ok(tla_dir, name, spec):
+            for p in mc.constants_problems(tla_dir, name, spec):
                 failed = True
                 console.print(f"[red]constants: {p}")
 

@@ -109,6 +109,23 @@ def normalise_ws(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def constants_problems(tla_dir: Path, name: str, spec: Mapping[str, Any]) -> list[str]:
+    """Where the model's module and cfg do not define the constants the manifest records."""
+    problems: list[str] = []
+    want = tla_constant_definitions(config_from_constants(spec["constants"]))
+    module = normalise_ws((tla_dir / f"{name}.tla").read_text())
+    conf = normalise_ws((tla_dir / f"{name}.cfg").read_text())
+    for const, mc_name in (("Scripts", "MCScripts"), ("Parents", "MCParents")):
+        if f"{mc_name} == {normalise_ws(want[const])}" not in module:
+            problems.append(f"{name}.tla: {mc_name} is not {want[const]}")
+        if f"{const} <- {mc_name}" not in conf:
+            problems.append(f"{name}.cfg: {const} is not bound to {mc_name}")
+    for const in ("TTL", "MaxTime", "NResumers", "Responses", "MaxCrashes"):
+        if not re.search(rf"(^| ){const} = {re.escape(want[const])}( |$)", conf):
+            problems.append(f"{name}.cfg: {const} is not {want[const]}")
+    return problems
+
+
 # -- canonical rendering ---------------------------------------------------------------------
 
 TlaValue = Any  # int | bool | str | tuple (sequence) | dict (record) | frozenset (set)
@@ -621,8 +638,12 @@ def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None
             dump = Path(tmp) / "states" if spec.get("states_file") else None
             run = check_model_with_tlc(jar, name, spec, tla_dir, dump=dump, workers=workers)
             if dump is not None and run.outcome == "pass":
-                fps = [fingerprint(s) for s in parse_dump(Path(str(dump) + ".dump"))]
+                dumped = Path(str(dump) + ".dump")
+                fps = [fingerprint(s) for s in parse_dump(dumped)]
                 write_fingerprints(tla_dir / spec["states_file"], fps)
+                if spec.get("dump_head_file"):
+                    (tla_dir / spec["dump_head_file"]).write_text(
+                        _dump_head(dumped.read_text(), DUMP_HEAD_STATES))
         if spec.get("result_file"):
             out = tla_dir / spec["result_file"]
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -635,6 +656,15 @@ def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None
             + (f"  PROBLEM: {problems}" if problems else ""))
     (tla_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+DUMP_HEAD_STATES: Final[int] = 60
+
+
+def _dump_head(text: str, n: int) -> str:
+    """The first ``n`` states of a TLC dump, verbatim (kept so tests read TLC's own syntax)."""
+    heads = list(_STATE_HEAD.finditer(text))
+    return text if len(heads) <= n else text[:heads[n].start()]
 
 
 def _strip_volatile(out: str) -> str:

@@ -1,0 +1,113 @@
+"""Lockstep, spec <-> code: the Python model explored exhaustively reaches exactly the states TLC
+reached with the same constants (the recorded state sets in tla/results/), with TLC's counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pausepoint import model as m
+from pausepoint_conformance import modelcheck as mc
+
+MANIFEST = mc.load_manifest()
+MODELS = MANIFEST["models"]
+
+
+def _lockstep(name: str) -> mc.LockstepResult:
+    return mc.lockstep(name, MODELS[name])
+
+
+def test_main_model_is_in_lockstep_with_tlc_within_budget() -> None:
+    spec = MODELS["MCPausepoint"]
+    assert spec["tlc"]["distinct"] >= 100_000
+    res = _lockstep("MCPausepoint")
+    ex = res.exploration
+    assert ex.violations == ()
+    assert (res.missing, res.extra) == (0, 0)
+    assert ex.distinct == spec["tlc"]["distinct"]
+    assert ex.depth == spec["tlc"]["depth"]
+    assert ex.generated == spec["tlc"]["generated"]
+    assert ex.seconds <= 60, f"the Python exploration took {ex.seconds:.1f}s (budget 60s)"
+
+
+def test_liveness_model_is_in_lockstep_with_tlc() -> None:
+    res = _lockstep("MCPausepointLive")
+    assert res.ok, res
+    assert res.exploration.generated == MODELS["MCPausepointLive"]["tlc"]["generated"]
+
+
+def test_a_changed_model_breaks_the_lockstep() -> None:
+    """Drop one kind of step (the clock) from the Python side: the state sets differ."""
+    def no_tick(cfg: m.Config, s: m.System) -> list[m.Labelled]:
+        return [x for x in m.successors(cfg, s) if x.action != "Tick"]
+    res = mc.lockstep("MCPausepointLive", MODELS["MCPausepointLive"], successors=no_tick)
+    assert not res.ok
+    assert res.missing > 0 and res.extra == 0
+
+
+def test_a_changed_state_set_breaks_the_lockstep(tmp_path: Path) -> None:
+    """Drop one fingerprint from the recorded set: the check names one state TLC lacks."""
+    spec = dict(MODELS["MCPausepointLive"])
+    fps = mc.read_fingerprints(mc.TLA_DIR / spec["states_file"])
+    (tmp_path / "results").mkdir()
+    mc.write_fingerprints(tmp_path / spec["states_file"], fps[1:])
+    res = mc.lockstep("MCPausepointLive", spec, tmp_path)
+    assert (res.missing, res.extra) == (0, 1)
+    assert not res.ok
+
+
+@pytest.mark.parametrize("name", [n for n, s in MODELS.items() if s["kind"] in ("MC", "SIM")])
+def test_model_modules_define_the_manifest_constants(name: str) -> None:
+    assert mc.constants_problems(mc.TLA_DIR, name, MODELS[name]) == []
+
+
+def test_constants_mismatch_is_caught(tmp_path: Path) -> None:
+    spec = json.loads(json.dumps(MODELS["MCPausepoint"]))
+    spec["constants"]["ttl"] += 1
+    for f in ("MCPausepoint.tla", "MCPausepoint.cfg"):
+        (tmp_path / f).write_text((mc.TLA_DIR / f).read_text())
+    assert any("TTL" in p for p in mc.constants_problems(tmp_path, "MCPausepoint", spec))
+
+
+def test_tlc_dump_syntax_parses_to_the_python_rendering() -> None:
+    """The first states of TLC's own -dump (kept verbatim) parse to canonical strings that are
+    in the recorded set, and TLC's initial state is model.initial's rendering."""
+    spec = MODELS["MCPausepointLive"]
+    text = (mc.TLA_DIR / spec["dump_head_file"]).read_text()
+    states = [mc.canon(rec) for rec in mc.parse_states(text)]
+    assert len(states) == mc.DUMP_HEAD_STATES
+    recorded = set(mc.read_fingerprints(mc.TLA_DIR / spec["states_file"]))
+    assert all(mc.fingerprint(s) in recorded for s in states)
+    cfg = mc.config_from_constants(spec["constants"])
+    assert states[0] == mc.render_state(m.initial(cfg))
+    assert states[0] == mc.Renderer()(m.initial(cfg))
+
+
+def test_renderer_and_parser_agree_on_reachable_states() -> None:
+    cfg = mc.config_from_constants(MODELS["MCPausepointLive"]["constants"])
+    render = mc.Renderer()
+    s = m.initial(cfg)
+    for _ in range(40):
+        text = mc.render_state(s)
+        assert render(s) == text
+        assert mc.canon(mc.parse_value(text)) == text
+        succ = list(m.successors(cfg, s))
+        if not succ:
+            break
+        s = succ[len(succ) // 2].state
+
+
+def test_parser_reads_tlc_value_forms() -> None:
+    v = mc.parse_value('[b |-> {2, 1}, a |-> (1 :> "x" @@ 2 :> "y"), c |-> <<TRUE, -1>>]')
+    assert mc.canon(v) == '[a|->[1|->"x",2|->"y"],b|->{1,2},c|-><<TRUE,-1>>]'
+    with pytest.raises(ValueError):
+        mc.parse_value("[a |-> 1] junk ?")
+
+
+def test_config_constants_roundtrip() -> None:
+    for spec in MODELS.values():
+        if "constants" in spec:
+            cfg = mc.config_from_constants(spec["constants"])
+            assert mc.constants_from_config(cfg) == spec["constants"]
