@@ -60,6 +60,7 @@ from test_service import (
     check_racing_resumes_single_winner, check_resume_at_expiry_refused, make_env,
 )
 from test_stateful import PauseMachine
+from test_stateful import teardown_module as stateful_teardown
 
 STATEFUL_EXAMPLES = 1000
 """Upper bound on the examples the machine may take to find a broken variant.  It stops at the
@@ -351,3 +352,8 @@ def test_effect_rerun_after_resume_is_caught(kind: str, tmp_path: Path) -> None:
     broken = open_harness(kind, tmp_path / "broken", ForgetfulHarness)
     err = caught(lambda: check_reconciled_effect_not_rerun(broken))
     assert "ran again" in str(err), err
+
+
+def teardown_module() -> None:
+    """The machines run here share test_stateful's temporary directory: remove it."""
+    stateful_teardown()
