@@ -260,19 +260,21 @@ class PauseService:
         return self._advance(interrupt_id, lambda _r: lc.MarkUnknown())
 
     def reconcile(self, interrupt_id: str, resolution: lc.Resolution) -> PauseRecord:
-        """Settle an unknown outcome (effect.reconcile): the journal records the resolution and
-        the pause returns to resumable (or paused, if its turn was never recorded)."""
-        record = self._get(interrupt_id)
-        out = lc.step(record.state, lc.Reconcile(resolution))
-        if isinstance(out, lc.Refused):
-            raise _refuse(out)
-        request = json.loads(record.payload)
-        if record.claims.name == RECONCILE.name:
+        """Settle an unknown outcome (effect.reconcile): the pause returns to resumable (or
+        paused, if its turn was never recorded), then the journal records the resolution.
+
+        The ledger decides first, so a reconcile that loses to a cancel or an expiry changes
+        nothing (lifecycle.refusal.no-change).  A stop between the two writes leaves the effect
+        journalled started: the continuation then opens a new recovery pause -- asks again --
+        rather than guessing (effect.unknown-outcome)."""
+        won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
+        if won.claims.name == RECONCILE.name:
+            request = json.loads(won.payload)
             status = {lc.Resolution.APPLIED: EffectStatus.FINISHED,
                       lc.Resolution.NOT_APPLIED: EffectStatus.NOT_APPLIED,
                       lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
             self.effects.settle(request["run_id"], request["effect"], status)
-        return self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
+        return won
 
     # -- keys ----------------------------------------------------------------------------
 
