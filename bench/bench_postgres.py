@@ -3,7 +3,8 @@
 Not a test: it prints figures and asserts nothing about time.
 
 Each resumer is a *process* (its own interpreter, store handle and connection -- no shared GIL),
-like one of several resume servers sharing one ledger.  In every round each resumer first
+like one of several resume servers sharing one ledger; ``--mode threads`` runs them as threads
+of one process instead (a connection each, one GIL).  In every round each resumer first
 creates its own share of distinct resumable pauses (not timed), all wait on a barrier, then each
 resumes its pauses one after another through ``PauseService.resume`` (verify the Ed25519 token,
 read the ledger row, the single-winner conditional update, read the turn checkpoint).
@@ -27,9 +28,12 @@ import io
 import multiprocessing
 import os
 import pstats
+import queue
+import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from typing import Any
@@ -53,10 +57,34 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
+def _cpu_self() -> float:
+    """CPU seconds of this resumer: its process, or its thread when resumers are threads."""
+    who = resource.RUSAGE_THREAD if threading.current_thread() is not threading.main_thread() \
+        else resource.RUSAGE_SELF
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def _cpu_of(pid: int | None) -> float:
+    """CPU seconds of another process on this machine (the PostgreSQL backend serving us)."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def resumer(index: int, spec_json: dict[str, Any], key_path: str, jobs: Any, results: Any,
             barrier: Any, profile: bool) -> None:
     """One resumer process: create its pauses, wait, resume them, report timings."""
     store = StoreSpec.from_json(spec_json).open()
+    backend: int | None = None
+    if store.__class__.__name__ == "PostgresStore":
+        with store.transaction(write=False) as conn:  # type: ignore[attr-defined]
+            backend = int(conn.info.backend_pid)
     service = compose(store=store, signer=load_ring(key_path), interactions=DEFAULT_INTERACTIONS,
                       clock=SystemClock(), ttl_ms=3_600_000).service
     prof = cProfile.Profile() if profile and index == 0 else None
@@ -78,6 +106,7 @@ def resumer(index: int, spec_json: dict[str, Any], key_path: str, jobs: Any, res
             latencies = []
             if prof is not None:
                 prof.enable()
+            cpu0, server0 = _cpu_self(), _cpu_of(backend)
             start = time.perf_counter()
             for token in tokens:
                 t0 = time.perf_counter()
@@ -85,29 +114,41 @@ def resumer(index: int, spec_json: dict[str, Any], key_path: str, jobs: Any, res
                 latencies.append(time.perf_counter() - t0)
                 assert not out.replayed
             end = time.perf_counter()
+            cpu = (_cpu_self() - cpu0, _cpu_of(backend) - server0)
             if prof is not None:
                 prof.disable()
-            results.put((index, start, end, latencies))
+            results.put((index, start, end, latencies, cpu))
     finally:
         if prof is not None:
             s = io.StringIO()
             pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(18)
-            results.put((index, -1.0, -1.0, s.getvalue()))
+            results.put((index, -1.0, -1.0, s.getvalue(), (0.0, 0.0)))
         store.close()
 
 
 def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
-          profile: bool = False) -> dict[str, Any]:
-    ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(resumers)
-    results: Any = ctx.Queue()
-    queues = [ctx.Queue() for _ in range(resumers)]
-    procs = [ctx.Process(target=resumer, args=(i, spec.to_json(), key_path, queues[i], results,
-                                               barrier, profile), daemon=True)
-             for i in range(resumers)]
+          profile: bool = False, mode: str = "processes") -> dict[str, Any]:
+    barrier: Any
+    results: Any
+    queues: list[Any]
+    procs: list[Any]
+    if mode == "threads":  # one process, a thread (and connection) per resumer, one GIL
+        barrier, results = threading.Barrier(resumers), queue.Queue()
+        queues = [queue.Queue() for _ in range(resumers)]
+        procs = [threading.Thread(target=resumer, args=(i, spec.to_json(), key_path, queues[i],
+                                                        results, barrier, profile), daemon=True)
+                 for i in range(resumers)]
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        barrier, results = ctx.Barrier(resumers), ctx.Queue()
+        queues = [ctx.Queue() for _ in range(resumers)]
+        procs = [ctx.Process(target=resumer, args=(i, spec.to_json(), key_path, queues[i],
+                                                   results, barrier, profile), daemon=True)
+                 for i in range(resumers)]
     for p in procs:
         p.start()
     rates: list[float] = []
+    cpus: list[tuple[float, float]] = []
     p50s: list[float] = []
     p95s: list[float] = []
     try:
@@ -119,10 +160,14 @@ def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
             end = max(g[2] for g in got)
             lat = [x for g in got for x in g[3]]
             rates.append(len(lat) / (end - start))
+            cpus.append((sum(g[4][0] for g in got) / len(lat) * 1e6,
+                         sum(g[4][1] for g in got) / len(lat) * 1e6))
             p50s.append(_percentile(lat, 0.50) * 1000)
             p95s.append(_percentile(lat, 0.95) * 1000)
             print(f"  {spec.kind:<8} round {r + 1}: {rates[-1]:8.0f} resumes/s  "
-                  f"p50 {p50s[-1]:6.2f} ms  p95 {p95s[-1]:6.2f} ms", flush=True)
+                  f"p50 {p50s[-1]:6.2f} ms  p95 {p95s[-1]:6.2f} ms  cpu/resume client "
+                  f"{cpus[-1][0]:4.0f} us server {cpus[-1][1]:4.0f} us  "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         for q in queues:
             q.put(None)
@@ -132,9 +177,11 @@ def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
             profile_text = str(item[3])
         for p in procs:
             p.join(timeout=60)
-    return {"store": spec.kind, "resumers": resumers, "per": per, "rounds": rounds,
+    return {"store": f"{spec.kind}/{mode[0]}", "resumers": resumers, "per": per, "rounds": rounds,
             "rate": statistics.median(rates), "rates": rates, "p50": statistics.median(p50s),
-            "p95": statistics.median(p95s), "profile": profile_text}
+            "p95": statistics.median(p95s), "profile": profile_text,
+            "client_us": statistics.median(c for c, _ in cpus),
+            "server_us": statistics.median(sv for _, sv in cpus)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-resumer", type=int, default=250)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--stores", default="postgres,sqlite")
+    parser.add_argument("--mode", default="processes",
+                        help="processes (default), threads, or both: processes,threads")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile resumer 0 during the timed part and print the top")
     args = parser.parse_args(argv)
@@ -160,17 +209,25 @@ def main(argv: list[str] | None = None) -> int:
                     else fresh_sqlite(tmp, "bench.db"))
             spec.open().close()  # create the schema before the resumers race to
             try:
-                rows.append(bench(spec, key, args.resumers, args.per_resumer, args.rounds,
-                                  args.profile))
+                for mode in args.mode.split(","):
+                    rows.append(bench(spec, key, args.resumers, args.per_resumer, args.rounds,
+                                      args.profile, mode))
             finally:
                 drop(spec)
     print()
-    print(f"resumes/s with {args.resumers} concurrent resumer processes, "
+    print(f"resumes/s with {args.resumers} concurrent resumers (/p processes, /t threads), "
           f"{args.per_resumer} resumes each per round, {args.rounds} rounds (median)")
-    print(f"{'store':<10} {'resumes/s':>10} {'p50 ms':>8} {'p95 ms':>8}   rounds")
+    print(f"{'store':<10} {'resumes/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'cpu us':>7} "
+          f"{'cpu-bound/s':>11}   rounds")
+    cores = os.cpu_count() or 1
     for row in rows:
-        print(f"{row['store']:<10} {row['rate']:>10.0f} {row['p50']:>8.2f} {row['p95']:>8.2f}   "
+        cpu = row["client_us"] + row["server_us"]
+        print(f"{row['store']:<10} {row['rate']:>10.0f} {row['p50']:>8.2f} {row['p95']:>8.2f} "
+              f"{cpu:>7.0f} {cores / cpu * 1e6:>11.0f}   "
               + " ".join(f"{x:.0f}" for x in row["rates"]))
+    print(f"cpu us: CPU time per resume, resumer processes plus (PostgreSQL) their server "
+          f"backends; cpu-bound/s: what {cores} otherwise idle core(s) would sustain at that cost "
+          f"(load average now {os.getloadavg()[0]:.1f})")
     for row in rows:
         if row["profile"]:
             print(f"\n--- profile of one {row['store']} resumer (timed part) ---")
