@@ -505,7 +505,8 @@ def tlc_jar(explicit: str | None = None) -> str | None:
 
 def result_lines(output: str) -> tuple[str, ...]:
     keep = re.compile(r"^(Model checking completed|Error:|\d[\d,]* states generated|"
-                      r"The depth of|Finished in|Progress\(|Deadlock|"
+                      r"The depth of|Finished in|Progress\(|Deadlock|The number of states|"
+                      r"Progress: .* traces generated|"
                       r"Temporal properties|Implied-temporal|Checking temporal)")
     return tuple(line for line in output.splitlines() if keep.match(line))
 
@@ -542,13 +543,17 @@ def run_tlc(jar: str, model: str, tla_dir: Path = TLA_DIR, *, workers: int = 2,
         violated = inv.group(1)
     elif prop:
         violated = prop.group(1)
+    elif (tp := re.search(r"^Error: Temporal property (\w+) was violated", out, re.M)):
+        violated = tp.group(1)
     elif "Temporal properties were violated" in out:
         violated = "temporal"
     elif re.search(r"^Error: Deadlock reached", out, re.M):
         violated = "deadlock"
+    sim = re.search(r"^The number of states generated: ([\d,]+)", out, re.M)
     return TlcRun(
         model=model, returncode=proc.returncode,
-        generated=int(gd[-1][0].replace(",", "")) if gd else None,
+        generated=(int(gd[-1][0].replace(",", "")) if gd
+                   else int(sim.group(1).replace(",", "")) if sim else None),
         distinct=int(gd[-1][1].replace(",", "")) if gd else None,
         depth=int(dp[-1]) if dp else None, seconds=secs, violated=violated, output=out,
         result_lines=result_lines(out))
