@@ -65,8 +65,9 @@ def test_broken_forgetful_journal_is_caught(tmp_path: Path) -> None:
 
 
 def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
-    """The harness as it was before crash injection found its bug: dying between the consume
-    and the continuation left the run paused forever, its answer accepted and lost."""
+    """A harness whose restart does not continue stalled runs (the bug crash injection found
+    first): dying between the consume and the continuation leaves the run paused forever, its
+    answer accepted and lost."""
     def consume_boundaries(c: Case) -> bool:
         return "ledger.transition" in (c.op, c.prev)
 
@@ -74,7 +75,7 @@ def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
                                only=consume_boundaries)
     caught = {(r.case.point, r.case.when) for r in report.results if r.violations}
     consume = max(r.case.point for r in report.results if r.case.op == "ledger.transition")
-    assert caught == {(consume, "after"), (consume + 1, "before")}, caught
+    assert (consume, "after") in caught and (consume + 1, "before") in caught, caught
     for r in report.results:
         if r.violations:
             assert any("run not done: paused" in v for v in r.violations), r

@@ -348,8 +348,8 @@ def worker_main(spec: dict[str, Any]) -> int:
               spec.get("broken"))
     inbox = Inbox(files.inbox)
     h = open_harness(files, tap)
-    if tap.broken == "replay-only":  # BROKEN: the harness before its lost-continuation fix
-        setattr(h, "_continuation_lost", lambda rec: False)
+    if tap.broken == "replay-only":  # BROKEN: a restart that does not continue stalled runs
+        setattr(h, "_stalled_pauses", lambda: [])
     if tap.broken == "reminting" and proc == "recover":  # BROKEN: a restart mints anew
         publish = h._publish
 

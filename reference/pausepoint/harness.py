@@ -113,6 +113,10 @@ class Report:
     interrupt_id: str = ""
 
 
+def _answer_key(interrupt_id: str) -> str:
+    return f"{interrupt_id}#answer"
+
+
 def _effect_key(pc: int, key: str) -> str:
     return f"{pc}:{key}"
 
@@ -201,11 +205,13 @@ class Harness:
             out = self.service.resume(token, response, ResumeRequest(
                 session_id=session_id, scope=scope, responder=responder, run_id=run_id))
             rec: PauseRecord = out.record
-            if out.replayed and not (out.result is None and self._continuation_lost(rec)):
+            if out.replayed:
                 first = json.loads(out.result) if out.result else {}
                 return Report(run_id=rec.run_id, status=str(first.get("status", "running")),
                               replayed=True, interrupt_id=rec.interrupt_id,
                               events=tuple(first.get("events", ())))
+            # only the consume's winner gets here; keep the answer for a restart to deliver
+            self.service.payloads.record(_answer_key(rec.interrupt_id), canonical_json(response))
             report = self._continue(rec, response)
             if self.crashed:  # the process died while continuing: it records nothing more
                 return attrs.evolve(report, interrupt_id=rec.interrupt_id)
@@ -213,15 +219,6 @@ class Harness:
                 "status": report.status, "events": list(report.events),
                 "pauses": [p.interrupt_id for p in report.pauses]})
             return attrs.evolve(report, interrupt_id=rec.interrupt_id)
-
-    def _continuation_lost(self, rec: PauseRecord) -> bool:
-        """The pause was consumed but its run never recorded the answer: the process died
-        between the consume and the continuation.  A replay (same response, so the same answer)
-        continues the run instead of leaving it paused forever (durability.restart)."""
-        run = self.service.runs.get(rec.run_id)
-        if run is None or run.status != RunStatus.PAUSED:
-            return False
-        return rec.interrupt_id not in json.loads(run.state).get("responses", {})
 
     def cancel(self, run_id: str) -> Report:
         with self._lock:
@@ -262,7 +259,27 @@ class Harness:
             reports = []
             for run in self._executing_runs():
                 reports.append(self._drive(run.run_id, recovering=True))
+            for rec in self._stalled_pauses():
+                answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
+                reports.append(self._continue(rec, json.loads(answer) if answer else None))
             return reports
+
+    def _stalled_pauses(self) -> list[PauseRecord]:
+        """Paused runs whose pauses at the current step are all consumed: the process died
+        between the consume and the continuation, so nobody continues them but a restart.
+        (Restart assumes no other harness is recovering the same store at the same time.)"""
+        stalled = []
+        for run in self.service.runs.with_status(RunStatus.PAUSED):
+            pc = int(json.loads(run.state)["pc"])
+            rows = [r for r in self.service.ledger.by_run(run.run_id)
+                    if r.claims.checkpoint_id == f"{run.run_id}@{pc}"]
+            recoveries = [r for r in self.service.ledger.by_run(run.run_id)
+                          if r.claims.checkpoint_id.startswith(f"{run.run_id}@{pc}/recover/")]
+            if recoveries:
+                rows = recoveries[-1:]
+            if rows and all(r.state.phase == lc.Phase.CONSUMED for r in rows):
+                stalled.append(rows[-1])
+        return stalled
 
     # -- observation ---------------------------------------------------------------------
 
@@ -329,17 +346,22 @@ class Harness:
         run, state = self._load(rec.run_id)
         if run.status != RunStatus.PAUSED:
             return self._report(rec.run_id, ())
-        state["responses"][rec.interrupt_id] = response
         pc = int(state["pc"])
         if rec.claims.name != RECONCILE.name:
             siblings = [r for r in self.service.ledger.by_run(rec.run_id)
                         if r.claims.checkpoint_id == rec.claims.checkpoint_id
                         and r.claims.name != RECONCILE.name]
             if not all(r.state.phase == lc.Phase.CONSUMED for r in siblings):
-                self._save(run, state, RunStatus.PAUSED)  # others still wait (multi.independent)
-                return self._report(rec.run_id, ())
+                return self._report(rec.run_id, ())  # others still wait (multi.independent)
             state["pc"] = pc + 1
-        self._save(run, state, RunStatus.RUNNING)
+        for r in self.service.ledger.by_run(rec.run_id):  # the answers, delivered
+            if r.claims.checkpoint_id == rec.claims.checkpoint_id:
+                answer = self.service.payloads.get(_answer_key(r.interrupt_id))
+                state["responses"][r.interrupt_id] = json.loads(answer) if answer else None
+        state["responses"][rec.interrupt_id] = response
+        claimed = attrs.evolve(run, state=canonical_json(state), status=RunStatus.RUNNING)
+        if not self.service.runs.replace(run, claimed):
+            return self._report(rec.run_id, ())  # another resume continues it: one winner
         return self._drive(rec.run_id)
 
     def _drive(self, run_id: str, recovering: bool = False) -> Report:

@@ -214,6 +214,11 @@ class RunStore(Protocol):
 
     def children(self, run_id: str) -> Sequence[RunRecord]: ...
 
+    def replace(self, expected: RunRecord, new: RunRecord) -> bool:
+        """Write ``new`` only if the stored run still has ``expected``'s status and state;
+        return whether it did (the single winner that continues a run)."""
+        ...
+
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
         """Every run in this status, oldest first (restart finds the executing runs)."""
         ...

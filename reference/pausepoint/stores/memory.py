@@ -168,6 +168,15 @@ class MemoryRuns(_Facet):
         with self._s._lock:
             return [r for r in self._s._runs.values() if r.parent_run_id == run_id]
 
+    def replace(self, expected: RunRecord, new: RunRecord) -> bool:
+        with self._s._lock:
+            stored = self._s._runs.get(expected.run_id)
+            if stored is None or (stored.status, stored.state) != (expected.status,
+                                                                   expected.state):
+                return False
+            self._s._runs[expected.run_id] = new
+            return True
+
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
         with self._s._lock:
             return [r for r in self._s._runs.values() if r.status == status]

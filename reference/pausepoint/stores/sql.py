@@ -490,6 +490,14 @@ class SqlRuns(_Facet):
         rows = self._s.read(f"{_RUN_SELECT} WHERE parent_run_id = ? ORDER BY seq", (run_id,))
         return [row_to_run(r) for r in rows]
 
+    def replace(self, expected: RunRecord, new: RunRecord) -> bool:
+        """The run's conditional update: write ``new`` only if the stored row still has
+        ``expected``'s status and state (one winner continues a run)."""
+        return self._s.write(
+            f"UPDATE {RUNS} SET status = ?, state = ? WHERE run_id = ? AND status = ? "
+            "AND state = ?", (new.status.value, new.state, expected.run_id,
+                              expected.status.value, expected.state)) == 1
+
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
         rows = self._s.read(f"{_RUN_SELECT} WHERE status = ? ORDER BY seq", (status.value,))
         return [row_to_run(r) for r in rows]
