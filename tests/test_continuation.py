@@ -1,0 +1,74 @@
+"""One winner continues a run: the run store's conditional update, and two resume servers that
+answer the two sibling pauses of one run at the same moment (resume.consume.single-winner,
+multi.independent, effect.at-most-once)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import attrs
+import pytest
+
+from pausepoint.harness import Harness, SqliteWorld
+from pausepoint.ports import RunRecord, RunStatus
+from pausepoint.stores.base import StoreBundle
+from pausepoint.tokens import KeyRing
+
+
+def test_replace_is_a_conditional_update(store: StoreBundle) -> None:
+    """resume.consume.single-winner: a stale run record loses, the stored run is unchanged."""
+    run = RunRecord(run_id="r", root_run_id="r", parent_run_id="", session_id="s",
+                    thread_id="t", scope="c", status=RunStatus.PAUSED, state='{"pc":1}')
+    store.runs.put(run)
+    running = attrs.evolve(run, status=RunStatus.RUNNING, state='{"pc":2}')
+    assert store.runs.replace(run, running)
+    assert not store.runs.replace(run, attrs.evolve(run, state='{"pc":9}'))  # stale
+    assert store.runs.get("r") == running
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_sibling_answers_racing_continue_the_run_once(tmp_path: Path, attempt: int) -> None:
+    """multi.independent, effect.at-most-once: two servers, two sibling pauses answered at once;
+    the effect after the pause runs exactly once and the run ends done."""
+    db = f"sqlite:{tmp_path / 'db'}"
+    ring = KeyRing.generate("k1")
+    world = SqliteWorld(str(tmp_path / "world.db"))
+    servers = [Harness.open(db, keyring=ring, world=world) for _ in range(2)]
+    first = servers[0].start([{"op": "interrupt", "names": ["ask", "confirm"]},
+                              {"op": "effect", "key": "after"}, {"op": "end"}], run_id="r")
+    barrier = threading.Barrier(2)
+    both_consumed = threading.Barrier(2)
+    drives: list[str] = []
+    for h in servers:  # hold each continuation until both consumes happened: the worst case
+        real_continue, real_drive = h._continue, h._drive
+
+        def held(rec: object, response: object, real: object = real_continue) -> object:
+            both_consumed.wait()
+            return real(rec, response)  # type: ignore[operator]
+
+        def counted(run_id: str, recovering: bool = False, real: object = real_drive) -> object:
+            drives.append(run_id)
+            return real(run_id, recovering)  # type: ignore[operator]
+
+        setattr(h, "_continue", held)
+        setattr(h, "_drive", counted)
+    errors: list[BaseException] = []
+
+    def answer(h: Harness, token: str) -> None:
+        try:
+            barrier.wait()
+            h.resume(token, {"a": 1}, session_id="session", scope="default")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=answer, args=(h, p.token))
+               for h, p in zip(servers, first.pauses, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert drives == ["r"]  # exactly one server continued the run
+    assert world.count("r", "after") == 1
+    assert servers[0].run_status("r") == "done"
