@@ -29,6 +29,7 @@ from pausepoint_conformance.reference_adapter import ReferenceAdapter
 from pausepoint_conformance.report import clause_table, junit_xml, print_summary, write_jsonl
 from pausepoint_conformance.runner import Plan, SuiteResult, Verdict, run_suite
 from pausepoint_conformance.stdio import StdioAdapter
+from pausepoint_conformance.protocol import OPTIONAL_OPS
 from pausepoint_conformance.unobservable import UNOBSERVABLE
 
 PY = sys.executable
@@ -217,6 +218,41 @@ def test_skipped_operations_never_pass() -> None:
     v = verdicts(result)
     assert v["resume.response.schema"] == v["replay.same-response"] == Verdict.SKIPPED
     assert result.exit_status == 1
+
+
+STATUS = tuple(c for c in CHECKS if c.id.startswith("status/"))
+
+
+class RequiredOnly:
+    """An in-process adapter with only the required operations of the port."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name in {op.value for op in OPTIONAL_OPS}:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize("how", ["stdio-skipped", "in-process-missing"])
+def test_a_missing_status_query_is_skipped_never_passed(how: str) -> None:
+    adapter = (fake("--skip", "status") if how == "stdio-skipped"
+               else RequiredOnly(ReferenceAdapter("memory")))
+    result = run(adapter, STATUS)
+    assert len(STATUS) >= 2
+    assert [c.outcome for c in result.cases] == [Outcome.SKIPPED] * len(STATUS), [
+        c.record() for c in result.cases]
+    assert verdicts(result)["status.distinguishes"] == Verdict.SKIPPED
+    assert result.exit_status == 1
+
+
+def test_the_stdio_server_answers_a_missing_optional_operation_skipped() -> None:
+    from pausepoint_conformance.stdio import handle_line
+
+    line = json.dumps({"id": 3, "op": "status", "args": {"run_id": "r1"}})
+    response, _ = handle_line(RequiredOnly(ReferenceAdapter("memory")), line)
+    assert response["result"]["status"] == "skipped", response
 
 
 def test_a_liar_accepting_every_resume_fails() -> None:

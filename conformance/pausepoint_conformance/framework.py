@@ -29,8 +29,9 @@ import attrs
 from pausepoint import lifecycle as lc
 from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode, Group, clause
 
-from .port import Adapter
+from .port import Adapter, optional_op
 from .protocol import (
+    RUN_VIEWS,
     AdvanceClockArgs,
     CancelArgs,
     CancelData,
@@ -55,6 +56,7 @@ from .protocol import (
     RunReport,
     Skipped,
     StartArgs,
+    StatusArgs,
     Step,
 )
 
@@ -505,6 +507,29 @@ class Ctx:
             if isinstance(r, Ok):
                 self._saw_run(r.data.run, "racing resume", invoked=False)
         return results
+
+    def optional(self, op: str, args: Any) -> Any:
+        """Call the optional operation ``op``: an adapter without it, or answering
+        ``skipped``, ends the check skipped (never passed)."""
+        method = optional_op(self.adapter, op)
+        if method is None:
+            raise CheckSkipped(f"the adapter does not offer the optional operation {op}")
+        return self._answered(method(args), op)
+
+    def status(self, run_id: str) -> str:
+        """The run's status view (optional operation ``status``); a view outside the
+        contract's vocabulary fails ``status.distinguishes``."""
+        data = self._unwrap(self.optional("status", StatusArgs(run_id=run_id)),
+                            f"status {run_id}", "status.distinguishes")
+        view: str = data.view
+        self.expect(view in RUN_VIEWS, "status.distinguishes", sorted(RUN_VIEWS), view,
+                    f"status {run_id} answered a view the contract does not have")
+        return view
+
+    def expect_status(self, run_id: str, view: str, message: str) -> None:
+        got = self.status(run_id)
+        self.expect(got == view, "status.distinguishes", view, got,
+                    f"status {run_id}: {message}")
 
     def needs_claim(self, group: Group) -> bool:
         return group in self.claimed

@@ -5,6 +5,11 @@ with these methods will do (see :mod:`pausepoint_conformance.reference_adapter`)
 language boundary, :class:`pausepoint_conformance.stdio.StdioAdapter` speaks the same
 operations as newline-delimited JSON to a subprocess.
 
+The operations of :data:`~pausepoint_conformance.protocol.OPTIONAL_OPS` (``status``) are
+not part of :class:`Adapter`: an adapter offers them by having the method (:class:`StatusQuery`),
+and :func:`optional_op` finds it.  An adapter without one -- or answering ``skipped`` -- gets
+the checks that need it reported skipped, never passed.
+
 Every method returns a :data:`~pausepoint_conformance.protocol.Result`:
 ``Ok(data) | Refused(code) | Skipped(reason) | Errored(traceback)`` -- an adapter never
 raises for something the implementation did; it reports it.
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .protocol import (
     AdvanceClockArgs,
@@ -40,6 +45,8 @@ from .protocol import (
     ResumeData,
     RunReport,
     StartArgs,
+    StatusArgs,
+    StatusData,
 )
 
 T = TypeVar("T")
@@ -76,7 +83,20 @@ class Adapter(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class StatusQuery(Protocol):
+    """Optional: the run's status as a person would be told it (``status.distinguishes``)."""
+
+    def status(self, args: StatusArgs) -> Result[StatusData]: ...
+
+
 AdapterFactory = Callable[[], Adapter]
+
+
+def optional_op(adapter: object, name: str) -> Callable[[Any], Any] | None:
+    """The adapter's method for the optional operation ``name``, or None when it has none."""
+    method = getattr(adapter, name, None)
+    return method if callable(method) else None
 
 
 def errored_from(exc: BaseException) -> Errored:

@@ -176,6 +176,12 @@ class RaceResumeArgs(_In):
     requests: list[ResumeArgs] = Field(min_length=2)
 
 
+class StatusArgs(_In):
+    """Optional operation: what a person would be told about the run (status.distinguishes)."""
+
+    run_id: str
+
+
 class ByeArgs(_In):
     """The suite is done; answer, then exit."""
 
@@ -314,6 +320,22 @@ class RaceData(_Out):
     results: list[ResumeResult]
 
 
+RUN_VIEWS: tuple[str, ...] = ("running", "safely_suspended", "partially_complete", "cancelling",
+                              "waiting_unknown_outcome", "done", "cancelled", "ended")
+"""The answers of the ``status`` operation (``spec/contract.md``, status.distinguishes)."""
+
+
+class StatusData(_Out):
+    """The run's status as a person would be told it.  A plain string on the wire, so that an
+    answer outside :data:`RUN_VIEWS` (``"paused"``, say) fails the check instead of being a
+    transport error."""
+
+    view: str = Field(description="running, safely_suspended (paused, every live pause "
+                                  "resumable), partially_complete (paused, some live pause not "
+                                  "resumable), cancelling, waiting_unknown_outcome, done, "
+                                  "cancelled or ended")
+
+
 # -- the operations --------------------------------------------------------------------------
 
 
@@ -329,6 +351,7 @@ class Op(enum.StrEnum):
     PAUSE_STATE = "pause_state"
     EFFECT_COUNT = "effect_count"
     RACE_RESUME = "race_resume"
+    STATUS = "status"
     BYE = "bye"
 
 
@@ -344,9 +367,15 @@ OPS: dict[Op, tuple[type[_In], type[_Out]]] = {
     Op.PAUSE_STATE: (PauseStateArgs, PhaseData),
     Op.EFFECT_COUNT: (EffectCountArgs, CountData),
     Op.RACE_RESUME: (RaceResumeArgs, RaceData),
+    Op.STATUS: (StatusArgs, StatusData),
     Op.BYE: (ByeArgs, Empty),
 }
 """Each operation's argument model and the data model of its ``ok`` result."""
+
+OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS})
+"""Operations an implementation may leave out: it answers them ``skipped`` (an in-process
+adapter may simply lack the method), and the checks that need them are reported skipped --
+never passed."""
 
 
 def _request_model(op: Op, args: type[_In]) -> type[_In]:

@@ -72,6 +72,8 @@ from .protocol import (
     RunStatus,
     Skipped,
     StartArgs,
+    StatusArgs,
+    StatusData,
     Step,
 )
 
@@ -339,6 +341,19 @@ class ReferenceAdapter:
         with self._lock:
             result: Result[CountData] = self._guard(
                 lambda: CountData(count=self.harness.effect_count(args.run_id, args.key)))
+            return result
+
+    def status(self, args: StatusArgs) -> Result[StatusData]:
+        """The service's status query (``pausepoint.service.PauseService.status``); a run id
+        never started is refused with ``pause_unknown``, as by ``cancel``."""
+        with self._lock:
+            def go() -> StatusData:
+                h = self.harness
+                if h.run_status(args.run_id) == "unknown":
+                    raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "status.distinguishes",
+                                          f"no run {args.run_id!r}")
+                return StatusData(view=str(h.service.status(args.run_id).value))
+            result: Result[StatusData] = self._guard(go)
             return result
 
     def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:

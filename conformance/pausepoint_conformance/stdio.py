@@ -21,15 +21,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from typing import IO, Any, cast
 
 from pydantic import BaseModel, ValidationError
 
 from . import __version__ as suite_version
-from .port import Adapter, errored_from
+from .port import Adapter, errored_from, optional_op
 from .protocol import (
     OPS,
+    OPTIONAL_OPS,
     PROTOCOL_VERSION,
     RESPONSE_MODELS,
     AdvanceClockArgs,
@@ -57,7 +57,10 @@ from .protocol import (
     ResumeArgs,
     ResumeData,
     RunReport,
+    Skipped,
     StartArgs,
+    StatusArgs,
+    StatusData,
 )
 
 MAX_LINE = 64 * 1024 * 1024
@@ -68,7 +71,12 @@ MAX_LINE = 64 * 1024 * 1024
 def _dispatch(adapter: Adapter, op: Op, args: BaseModel) -> Any:
     if op == Op.BYE:
         return Ok(data=Empty())
-    method: Callable[[BaseModel], Any] = getattr(adapter, op.value)
+    method = optional_op(adapter, op.value)
+    if method is None and op in OPTIONAL_OPS:
+        return Skipped(reason=f"this implementation does not offer the optional operation "
+                              f"{op.value}")
+    if method is None:
+        raise AttributeError(f"the adapter has no {op.value} operation")
     return method(args)
 
 
@@ -317,6 +325,9 @@ class StdioAdapter:
 
     def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
         return cast("Result[RaceData]", self._call(Op.RACE_RESUME, args))
+
+    def status(self, args: StatusArgs) -> Result[StatusData]:
+        return cast("Result[StatusData]", self._call(Op.STATUS, args))
 
     def close(self) -> None:
         p = self._p

@@ -24,5 +24,4 @@ UNOBSERVABLE: Final[dict[str, str]] = {
     "wiring.no-interaction-no-tool": "the model-facing tool list is not an operation of the "
                                      "adapter protocol",
     "gate.separate": "approval gates are not script steps of the adapter protocol",
-    "status.distinguishes": "the adapter protocol (v1) has no run status query",
 }
