@@ -325,3 +325,26 @@ def test_a_run_that_fails_ends_in_error_and_is_not_run_again(h: Harness) -> None
     h.crash()
     assert h.restart() == []
     assert h.effect_count("r1", "a") == 1 and h.run_status("r1") == "error"
+
+
+def test_a_gate_pauses_only_when_it_asks(h: Harness) -> None:
+    """`gate.separate`: allow and deny decide at once (no pause, no ledger row); ask takes an
+    ordinary approve pause, and the run goes on past the gate once it is answered."""
+    def gate(amount: float) -> dict[str, Any]:
+        return {"op": "gate", "amount": amount, "allow_up_to": 10, "deny_over": 100}
+
+    rep = h.start([gate(10), {"op": "effect", "key": "b"}, {"op": "end"}], run_id="allow", **S)
+    assert (rep.status, rep.pauses, rep.events[-1:]) == ("done", (), ("done",))
+    assert h.effect_count("allow", "b") == 1
+    rep = h.start([gate(101), {"op": "effect", "key": "b"}, {"op": "end"}], run_id="deny", **S)
+    assert (rep.status, rep.pauses, rep.events[-1:]) == ("done", (), ("done",))
+    assert h.effect_count("deny", "b") == 0
+    assert not h.service.ledger.by_run("allow") and not h.service.ledger.by_run("deny")
+    rep = h.start([gate(100), {"op": "effect", "key": "b"}, {"op": "end"}], run_id="ask", **S)
+    (p,) = rep.pauses
+    assert (rep.status, p.name, p.payload["amount"], p.resumable) == ("paused", "approve", 100,
+                                                                      True)
+    assert h.service.status("ask") == RunView.SAFELY_SUSPENDED
+    assert h.effect_count("ask", "b") == 0
+    rep = h.resume(p.token, {"approved": True}, **S)
+    assert rep.status == "done" and h.effect_count("ask", "b") == 1

@@ -40,6 +40,7 @@ from .protocol import (
     EffectStep,
     EndStep,
     Errored,
+    GateStep,
     InterruptStep,
     Ok,
     PauseStateArgs,
@@ -582,6 +583,10 @@ def ask(name: str = "approve", payload: Any = None, *, names: Sequence[str] | No
                          payload={} if payload is None else payload,
                          checkpoint_write=checkpoint_write,  # type: ignore[arg-type]
                          tool_call_id=tool_call_id)
+
+
+def gate(amount: float, allow_up_to: float, deny_over: float) -> GateStep:
+    return GateStep(amount=amount, allow_up_to=allow_up_to, deny_over=deny_over)
 
 
 def end() -> EndStep:

@@ -93,7 +93,26 @@ class EndStep(_In):
     op: Literal["end"] = "end"
 
 
-Step = Annotated[Union[EffectStep, InterruptStep, EndStep], Field(discriminator="op")]
+class GateStep(_In):
+    """An approval gate (``pausepoint.gate.ThresholdGate``): ``amount`` up to ``allow_up_to``
+    is allowed -- the run goes on without pausing; over ``deny_over`` it is denied -- the run
+    ends ``done`` without running the rest of its script, and without pausing; in between the
+    gate asks a person: an ``approve`` pause (payload ``{"amount", "reason"}``), answered like
+    an interrupt's, after which the run goes on with the next step (gate.separate).  The
+    reference model has no gates: scenario vectors never contain this step."""
+
+    op: Literal["gate"] = "gate"
+    amount: float = Field(allow_inf_nan=False)
+    allow_up_to: float = Field(allow_inf_nan=False)
+    deny_over: float = Field(allow_inf_nan=False)
+
+
+Step = Annotated[Union[EffectStep, InterruptStep, GateStep, EndStep], Field(discriminator="op")]
+"""A step of a scripted run."""
+
+ModelledStep = Annotated[Union[EffectStep, InterruptStep, EndStep], Field(discriminator="op")]
+"""The steps the reference model (``pausepoint.model``) knows: the script steps of scenario
+vectors."""
 
 
 # -- operation arguments (suite -> implementation) -------------------------------------------

@@ -49,6 +49,7 @@ from .protocol import (
     EffectStep,
     Empty,
     EndStep,
+    GateStep,
     HelloArgs,
     HelloData,
     Implementation,
@@ -131,6 +132,9 @@ def _step_dict(step: Step) -> dict[str, Any]:
         if step.tool_call_id:
             d["tool_call_id"] = step.tool_call_id
         return d
+    if isinstance(step, GateStep):
+        return {"op": "gate", "amount": step.amount, "allow_up_to": step.allow_up_to,
+                "deny_over": step.deny_over}
     assert isinstance(step, EndStep)
     return {"op": "end"}
 

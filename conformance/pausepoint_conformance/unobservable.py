@@ -23,5 +23,4 @@ UNOBSERVABLE: Final[dict[str, str]] = {
     "wiring.consistent": "deployment wiring happens before the adapter protocol starts",
     "wiring.no-interaction-no-tool": "the model-facing tool list is not an operation of the "
                                      "adapter protocol",
-    "gate.separate": "approval gates are not script steps of the adapter protocol",
 }

@@ -39,6 +39,7 @@ from .protocol import (
     CrashRestartArgs,
     EffectCountArgs,
     Errored,
+    ModelledStep,
     Ok,
     PauseStateArgs,
     PublishedPause,
@@ -49,7 +50,6 @@ from .protocol import (
     ResumeArgs,
     Skipped,
     StartArgs,
-    Step,
 )
 
 FORMAT_VERSION: Final[int] = 1
@@ -142,7 +142,7 @@ class VectorRun(_M):
     parent_run_id: str | None = None
     session_id: str
     scope: str
-    script: list[Step]
+    script: list[ModelledStep]
 
 
 class VectorCase(_M):

@@ -2,7 +2,11 @@
 
 A *script* is a list of steps a run executes: ``{"op": "effect", "key": k}`` (a side effect,
 journalled before and after), ``{"op": "interrupt", "name": n, "payload": p}`` (stop to ask a
-person; ``"names"`` asks several questions at once, answered independently), ``{"op": "end"}``.
+person; ``"names"`` asks several questions at once, answered independently), ``{"op": "end"}``,
+and ``{"op": "gate", "amount": n, "allow_up_to": a, "deny_over": d}`` (an approval gate,
+:class:`pausepoint.gate.ThresholdGate`: allowed, the run goes on without pausing; denied, the
+run ends ``done`` there, the denial kept in its state, without pausing; otherwise it asks a
+person with an ``approve`` pause and goes on with the next step once that is answered).
 An effect may carry ``"fault": "crash_before_apply" | "crash_after_apply"``: the first time it
 executes, the process "dies" at that point (the harness drops everything volatile until
 :meth:`Harness.restart`).
@@ -11,7 +15,7 @@ The harness is what the conformance suite's reference adapter drives, what ``pau
 shows, and what the stateful tests compare with :mod:`pausepoint.model`: its semantics are the
 model's (a run continues from its recorded turn; an effect journalled finished is skipped; an
 effect journalled started and not finished when the run stopped opens a recovery pause in
-``unknown_outcome`` instead of being retried).
+``unknown_outcome`` instead of being retried).  The model has no gates.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .clauses import ErrorCode
 from .clock import ManualClock
 from .compose import Deployment, compose
 from .errors import PausepointError
+from .gate import Decision, ThresholdGate
 from .model import Fault
 from .ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
 from .registry import RECONCILE, Interaction
@@ -421,6 +426,19 @@ class Harness:
                 continue
             if op == "interrupt":
                 self._ask(run, state, pc, step)
+            if op == "gate":  # a policy decision; only "ask a person" pauses (gate.separate)
+                verdict = ThresholdGate(float(step["allow_up_to"]), float(step["deny_over"]))(
+                    "gate", {"amount": step["amount"]})
+                if verdict.decision == Decision.ASK:
+                    self._ask(run, state, pc, {"name": "approve", "payload": {
+                        "amount": step["amount"], "reason": verdict.reason}})
+                if verdict.decision == Decision.DENY:  # the run ends here, done, denial kept
+                    state["denied"] = {"pc": pc, "reason": verdict.reason}
+                    self._save(run, state, RunStatus.DONE)
+                    return
+                state["pc"] = pc + 1
+                self._save(run, state, RunStatus.RUNNING)
+                continue
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "lifecycle.transition.table",
                                   f"unknown script step {step!r}")
 
