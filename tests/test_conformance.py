@@ -220,9 +220,6 @@ def test_skipped_operations_never_pass() -> None:
     assert result.exit_status == 1
 
 
-STATUS = tuple(c for c in CHECKS if c.id.startswith("status/"))
-
-
 class RequiredOnly:
     """An in-process adapter with only the required operations of the port."""
 
@@ -235,15 +232,26 @@ class RequiredOnly:
         return getattr(self._inner, name)
 
 
+OPTIONAL_CHECKS = {
+    "status": ("status/", "status.distinguishes"),
+    "rotate_key": ("tokens/rotation-drain", "token.rotation.drain"),
+    "retire_key": ("tokens/rotation-drain", "token.rotation.drain"),
+}
+
+
+@pytest.mark.parametrize("op", sorted(OPTIONAL_CHECKS))
 @pytest.mark.parametrize("how", ["stdio-skipped", "in-process-missing"])
-def test_a_missing_status_query_is_skipped_never_passed(how: str) -> None:
-    adapter = (fake("--skip", "status") if how == "stdio-skipped"
+def test_a_missing_optional_operation_is_skipped_never_passed(how: str, op: str) -> None:
+    assert set(OPTIONAL_CHECKS) == {o.value for o in OPTIONAL_OPS}
+    prefix, clause_id = OPTIONAL_CHECKS[op]
+    checks = tuple(c for c in CHECKS if c.id.startswith(prefix))
+    assert checks
+    adapter = (fake("--skip", op) if how == "stdio-skipped"
                else RequiredOnly(ReferenceAdapter("memory")))
-    result = run(adapter, STATUS)
-    assert len(STATUS) >= 2
-    assert [c.outcome for c in result.cases] == [Outcome.SKIPPED] * len(STATUS), [
+    result = run(adapter, checks)
+    assert [c.outcome for c in result.cases] == [Outcome.SKIPPED] * len(checks), [
         c.record() for c in result.cases]
-    assert verdicts(result)["status.distinguishes"] == Verdict.SKIPPED
+    assert verdicts(result)[clause_id] == Verdict.SKIPPED
     assert result.exit_status == 1
 
 

@@ -21,6 +21,7 @@ the stdio protocol, and the suite must fail it for the clause its bug breaks (an
 | not_durable | a volatile store claimed durable | `durability.restart` |
 | session_ignored | the session taken from the token, not the request | `resume.binding.run` |
 | gate_always_asks | every gate step realised as an approve interrupt | `gate.separate` |
+| retire_undrained | a drain proof that always says 0: keys retired with tokens outstanding | `token.rotation.drain` |
 | status_paused_only | a status read from the run record only: every paused run "safely suspended" | `status.distinguishes` |
 """
 

@@ -496,6 +496,45 @@ def _key_id(ctx: Ctx) -> None:
     ctx.expect_phase(p, "resumable", "lifecycle.refusal.no-change")
 
 
+@check("tokens/rotation-drain",
+       "after a rotation older tokens still resume; a key is retired only once no outstanding "
+       "pause carries a token it signed, and its tokens are refused afterwards",
+       ["token.rotation.drain", "resume.token.authentic", "lifecycle.refusal.no-change"])
+def _rotation_drain(ctx: Ctx) -> None:
+    first = basic(ctx, "r0")  # signed by the key the instance started with
+    old = ctx.rotate_key()
+    p, q = basic(ctx, "r1"), basic(ctx, "r2")  # signed by old
+    new = ctx.rotate_key()
+    ctx.expect(new != old, "token.rotation.drain", "a new key id", new,
+               "rotate_key answered the key id it had answered before")
+    ctx.resume(first, YES, clause_id="token.rotation.drain")  # two rotations later
+
+    def retire_refused(kid: str, codes: list[E], what: str) -> None:
+        ctx.expect_refused(ctx.retire_key_raw(kid), codes, "token.rotation.drain", what)
+
+    retire_refused(old, [E.KEY_NOT_DRAINED],
+                   "retiring a key while two pauses it signed are outstanding")
+    ctx.expect_phase(p, "resumable", "lifecycle.refusal.no-change")
+    ctx.expect_phase(q, "resumable", "lifecycle.refusal.no-change")
+    ctx.resume(p, YES, clause_id="token.rotation.drain")
+    retire_refused(old, [E.KEY_NOT_DRAINED],
+                   "retiring a key while one pause it signed is still outstanding")
+    s = basic(ctx, "r3")  # signed by new: no concern of old's drain
+    ctx.resume(q, YES, clause_id="token.rotation.drain")
+    ctx.retire_key(old)
+    ctx.refuse_resume(p, [E.TOKEN_INVALID], "token.rotation.drain",
+                      "a replay presenting a token of the retired key")
+    ctx.expect_phase(p, "consumed", "lifecycle.refusal.no-change")
+    retire_refused(old, [E.KEY_UNKNOWN], "retiring a key already retired")
+    retire_refused("no-such-key", [E.KEY_UNKNOWN], "retiring a key id never in the ring")
+    retire_refused(new, [E.KEY_NOT_DRAINED],
+                   "retiring the signing key while a pause it signed is outstanding")
+    ctx.resume(s, YES, clause_id="token.rotation.drain")
+    retire_refused(new, [E.KEY_NOT_DRAINED],
+                   "retiring the signing key (it keeps signing, so it is never drained)")
+    ctx.expect_count("r3", "b", 1, "resume.continuation.recorded-turn")
+
+
 # == lineage =================================================================================
 
 

@@ -54,6 +54,8 @@ from .protocol import (
     ResumeArgs,
     ResumeData,
     ResumeResult,
+    RetireKeyArgs,
+    RotateKeyArgs,
     RunReport,
     Skipped,
     StartArgs,
@@ -531,6 +533,23 @@ class Ctx:
         got = self.status(run_id)
         self.expect(got == view, "status.distinguishes", view, got,
                     f"status {run_id}: {message}")
+
+    def rotate_key(self) -> str:
+        """A new signing key (optional operation ``rotate_key``): its key id."""
+        data = self._unwrap(self.optional("rotate_key", RotateKeyArgs()), "rotate_key",
+                            "token.rotation.drain")
+        kid: str = data.kid
+        self.expect(bool(kid), "token.rotation.drain", "a key id", kid,
+                    "rotate_key answered no key id")
+        return kid
+
+    def retire_key_raw(self, kid: str) -> Any:
+        return self.optional("retire_key", RetireKeyArgs(kid=kid))
+
+    def retire_key(self, kid: str) -> None:
+        """Retire ``kid``, which must be accepted (a refusal fails token.rotation.drain)."""
+        self._unwrap(self.retire_key_raw(kid), f"retiring the drained key {kid}",
+                     "token.rotation.drain")
 
     def needs_claim(self, group: Group) -> bool:
         return group in self.claimed

@@ -5,8 +5,9 @@ with these methods will do (see :mod:`pausepoint_conformance.reference_adapter`)
 language boundary, :class:`pausepoint_conformance.stdio.StdioAdapter` speaks the same
 operations as newline-delimited JSON to a subprocess.
 
-The operations of :data:`~pausepoint_conformance.protocol.OPTIONAL_OPS` (``status``) are
-not part of :class:`Adapter`: an adapter offers them by having the method (:class:`StatusQuery`),
+The operations of :data:`~pausepoint_conformance.protocol.OPTIONAL_OPS` (``status``,
+``rotate_key``, ``retire_key``) are not part of :class:`Adapter`: an adapter offers them by
+having the methods (:class:`StatusQuery`, :class:`KeyAdministration`),
 and :func:`optional_op` finds it.  An adapter without one -- or answering ``skipped`` -- gets
 the checks that need it reported skipped, never passed.
 
@@ -33,6 +34,7 @@ from .protocol import (
     Errored,
     HelloArgs,
     HelloData,
+    KeyData,
     PauseStateArgs,
     PhaseData,
     RaceData,
@@ -43,6 +45,8 @@ from .protocol import (
     Result,
     ResumeArgs,
     ResumeData,
+    RetireKeyArgs,
+    RotateKeyArgs,
     RunReport,
     StartArgs,
     StatusArgs,
@@ -88,6 +92,15 @@ class StatusQuery(Protocol):
     """Optional: the run's status as a person would be told it (``status.distinguishes``)."""
 
     def status(self, args: StatusArgs) -> Result[StatusData]: ...
+
+
+@runtime_checkable
+class KeyAdministration(Protocol):
+    """Optional: rotate the signing key and retire drained keys (``token.rotation.drain``)."""
+
+    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]: ...
+
+    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]: ...
 
 
 AdapterFactory = Callable[[], Adapter]

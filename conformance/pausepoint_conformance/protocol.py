@@ -201,6 +201,19 @@ class StatusArgs(_In):
     run_id: str
 
 
+class RotateKeyArgs(_In):
+    """Optional operation: add a new signing key and make it the one that signs; older keys
+    keep verifying (token.rotation.drain)."""
+
+
+class RetireKeyArgs(_In):
+    """Optional operation: remove key ``kid`` from the ring -- only once no outstanding pause
+    carries a token it signed (the drain proof is 0); otherwise refused ``key_not_drained``
+    (also for the signing key), and ``key_unknown`` for a key id not in the ring."""
+
+    kid: str
+
+
 class ByeArgs(_In):
     """The suite is done; answer, then exit."""
 
@@ -355,6 +368,10 @@ class StatusData(_Out):
                                   "cancelled or ended")
 
 
+class KeyData(_Out):
+    kid: str = Field(description="the key id of the new signing key")
+
+
 # -- the operations --------------------------------------------------------------------------
 
 
@@ -371,6 +388,8 @@ class Op(enum.StrEnum):
     EFFECT_COUNT = "effect_count"
     RACE_RESUME = "race_resume"
     STATUS = "status"
+    ROTATE_KEY = "rotate_key"
+    RETIRE_KEY = "retire_key"
     BYE = "bye"
 
 
@@ -387,11 +406,13 @@ OPS: dict[Op, tuple[type[_In], type[_Out]]] = {
     Op.EFFECT_COUNT: (EffectCountArgs, CountData),
     Op.RACE_RESUME: (RaceResumeArgs, RaceData),
     Op.STATUS: (StatusArgs, StatusData),
+    Op.ROTATE_KEY: (RotateKeyArgs, KeyData),
+    Op.RETIRE_KEY: (RetireKeyArgs, Empty),
     Op.BYE: (ByeArgs, Empty),
 }
 """Each operation's argument model and the data model of its ``ok`` result."""
 
-OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS})
+OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS, Op.ROTATE_KEY, Op.RETIRE_KEY})
 """Operations an implementation may leave out: it answers them ``skipped`` (an in-process
 adapter may simply lack the method), and the checks that need them are reported skipped --
 never passed."""

@@ -33,7 +33,7 @@ from pausepoint.registry import RECONCILE, Interaction
 from pausepoint.runner import EventKind, PendingInterrupt, RunEvent, Runner, RunIdentity
 from pausepoint.stores import MemoryStore, open_store
 from pausepoint.stores.base import StoreBundle
-from pausepoint.tokens import KeyRing
+from pausepoint.tokens import Ed25519Key, KeyRing
 
 from . import __version__ as suite_version
 from .port import errored_from
@@ -54,6 +54,7 @@ from .protocol import (
     HelloData,
     Implementation,
     InterruptStep,
+    KeyData,
     Ok,
     PauseKind,
     PauseStateArgs,
@@ -69,6 +70,8 @@ from .protocol import (
     ResumeArgs,
     ResumeData,
     ResumeResult,
+    RetireKeyArgs,
+    RotateKeyArgs,
     RunReport,
     RunStatus,
     Skipped,
@@ -231,7 +234,9 @@ class ReferenceAdapter:
             self._runs = []
             self._ttl_ms = args.ttl_ms
             self._world: World = MemoryWorld()
-            h = self.make_harness(open_bundle=self._opener(), signer=KeyRing.generate(),
+            self._ring = KeyRing.generate("k1")
+            self._kid_n = 1
+            h = self.make_harness(open_bundle=self._opener(), signer=self._ring,
                                   clock=ManualClock(0), world=self._world, ttl_ms=args.ttl_ms,
                                   durable_restart=self.store != "memory")
             h.runner = _RecordingRunner()
@@ -358,6 +363,26 @@ class ReferenceAdapter:
                                           f"no run {args.run_id!r}")
                 return StatusData(view=str(h.service.status(args.run_id).value))
             result: Result[StatusData] = self._guard(go)
+            return result
+
+    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]:
+        """A fresh Ed25519 key becomes the signing key (``KeyRing.rotate``)."""
+        with self._lock:
+            def go() -> KeyData:
+                self._kid_n += 1
+                kid = f"k{self._kid_n}"
+                self._ring.rotate(Ed25519Key.generate(kid))
+                return KeyData(kid=kid)
+            result: Result[KeyData] = self._guard(go)
+            return result
+
+    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
+        """``KeyRing.retire`` given the service's drain proof for the key."""
+        with self._lock:
+            def go() -> Empty:
+                self._ring.retire(args.kid, self.harness.service.drain_proof(args.kid))
+                return Empty()
+            result: Result[Empty] = self._guard(go)
             return result
 
     def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:

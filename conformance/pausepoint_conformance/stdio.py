@@ -44,6 +44,7 @@ from .protocol import (
     Errored,
     HelloArgs,
     HelloData,
+    KeyData,
     Ok,
     Op,
     PauseStateArgs,
@@ -55,6 +56,8 @@ from .protocol import (
     RestartData,
     Result,
     ResumeArgs,
+    RetireKeyArgs,
+    RotateKeyArgs,
     ResumeData,
     RunReport,
     Skipped,
@@ -328,6 +331,12 @@ class StdioAdapter:
 
     def status(self, args: StatusArgs) -> Result[StatusData]:
         return cast("Result[StatusData]", self._call(Op.STATUS, args))
+
+    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]:
+        return cast("Result[KeyData]", self._call(Op.ROTATE_KEY, args))
+
+    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
+        return cast("Result[Empty]", self._call(Op.RETIRE_KEY, args))
 
     def close(self) -> None:
         p = self._p

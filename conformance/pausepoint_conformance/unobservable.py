@@ -18,8 +18,6 @@ UNOBSERVABLE: Final[dict[str, str]] = {
     "pause.signal.single-catch": "where the pause signal is caught is inside the "
                                  "implementation; its consequence, run.events.single-terminal, "
                                  "is checked",
-    "token.rotation.drain": "key administration (rotate, retire) is not an operation of the "
-                            "adapter protocol",
     "wiring.consistent": "deployment wiring happens before the adapter protocol starts",
     "wiring.no-interaction-no-tool": "the model-facing tool list is not an operation of the "
                                      "adapter protocol",

@@ -1,0 +1,36 @@
+"""Broken: a retire that ignores the drain proof.  The service's drain proof always says 0, so
+a key is retired while pauses it signed are outstanding -- their tokens stop verifying and the
+people holding them can no longer answer.  Must fail ``token.rotation.drain``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _base import main
+
+from pausepoint.harness import Harness
+from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+
+EXPECTED = ("token.rotation.drain",)
+
+
+class NoDrainHarness(Harness):
+    def _compose(self, bundle: Any) -> Any:
+        deployment = super()._compose(bundle)
+        deployment.service.drain_proof = lambda kid: 0
+        return deployment
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: retire ignores the drain proof"
+
+    def make_harness(self, **kw: Any) -> Harness:
+        return NoDrainHarness(interactions=INTERACTIONS, **kw)
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)
