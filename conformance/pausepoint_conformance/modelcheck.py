@@ -33,6 +33,7 @@ import attrs
 
 from pausepoint import model as m
 from pausepoint.lifecycle import PauseState
+from pausepoint.trace import scripts_from_json, scripts_to_json
 
 TLA_DIR: Final[Path] = Path(__file__).resolve().parents[2] / "tla"
 MANIFEST: Final[str] = "manifest.json"
@@ -42,38 +43,15 @@ MANIFEST: Final[str] = "manifest.json"
 
 def config_from_constants(c: Mapping[str, Any]) -> m.Config:
     """Build a model Config from a manifest's ``constants`` (JSON)."""
-    scripts: list[tuple[m.ScriptStep, ...]] = []
-    for script in c["scripts"]:
-        steps: list[m.ScriptStep] = []
-        for st in script:
-            if st["kind"] == "effect":
-                steps.append(m.Effect(st["key"]))
-            elif st["kind"] == "ask":
-                steps.append(m.Ask(tuple(st["names"])))
-            elif st["kind"] == "end":
-                steps.append(m.End())
-            else:
-                raise ValueError(f"unknown script step {st!r}")
-        scripts.append(tuple(steps))
-    return m.Config(scripts=tuple(scripts), parents=tuple(c["parents"]), ttl=c["ttl"],
-                    max_time=c["max_time"], resumers=c["resumers"],
+    return m.Config(scripts=scripts_from_json(c["scripts"]), parents=tuple(c["parents"]),
+                    ttl=c["ttl"], max_time=c["max_time"], resumers=c["resumers"],
                     responses=tuple(c["responses"]), max_crashes=c["max_crashes"])
 
 
 def constants_from_config(cfg: m.Config) -> dict[str, Any]:
     """The inverse of :func:`config_from_constants` (used by traces and tests)."""
-    scripts: list[list[dict[str, Any]]] = []
-    for script in cfg.scripts:
-        steps: list[dict[str, Any]] = []
-        for st in script:
-            if isinstance(st, m.Effect):
-                steps.append({"kind": "effect", "key": st.key})
-            elif isinstance(st, m.Ask):
-                steps.append({"kind": "ask", "names": list(st.names)})
-            else:
-                steps.append({"kind": "end"})
-        scripts.append(steps)
-    return {"scripts": scripts, "parents": [cfg.parent(r) for r in range(len(cfg.scripts))],
+    return {"scripts": scripts_to_json(cfg),
+            "parents": [cfg.parent(r) for r in range(len(cfg.scripts))],
             "ttl": cfg.ttl, "max_time": cfg.max_time, "resumers": cfg.resumers,
             "responses": list(cfg.responses), "max_crashes": cfg.max_crashes}
 

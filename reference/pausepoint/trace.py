@@ -49,7 +49,8 @@ ARG_NAMES: Final[dict[str, tuple[str, ...]]] = {
 """Each action's arguments, by name, in the order of ``model.Labelled.args``."""
 
 
-def header(cfg: m.Config) -> dict[str, Any]:
+def scripts_to_json(cfg: m.Config) -> list[list[dict[str, Any]]]:
+    """The model's scripts as JSON (shared by trace headers and the TLA+ manifest)."""
     scripts: list[list[dict[str, Any]]] = []
     for script in cfg.scripts:
         steps: list[dict[str, Any]] = []
@@ -61,10 +62,33 @@ def header(cfg: m.Config) -> dict[str, Any]:
             else:
                 steps.append({"kind": "end"})
         scripts.append(steps)
+    return scripts
+
+
+def scripts_from_json(scripts: Sequence[Sequence[Mapping[str, Any]]]
+                      ) -> tuple[tuple[m.ScriptStep, ...], ...]:
+    """The inverse of :func:`scripts_to_json`; an unknown step kind is a ``ValueError``."""
+    out: list[tuple[m.ScriptStep, ...]] = []
+    for script in scripts:
+        steps: list[m.ScriptStep] = []
+        for st in script:
+            if st["kind"] == "effect":
+                steps.append(m.Effect(st["key"]))
+            elif st["kind"] == "ask":
+                steps.append(m.Ask(tuple(st["names"])))
+            elif st["kind"] == "end":
+                steps.append(m.End())
+            else:
+                raise ValueError(f"unknown script step {st!r}")
+        out.append(tuple(steps))
+    return tuple(out)
+
+
+def header(cfg: m.Config) -> dict[str, Any]:
     parents = [0 if (p := cfg.parent(r)) is None else p + 1 for r in range(len(cfg.scripts))]
     return {"format": FORMAT, "constants": {
-        "Scripts": scripts, "Parents": parents, "TTL": cfg.ttl, "MaxTime": cfg.max_time,
-        "NResumers": cfg.resumers, "Responses": list(cfg.responses),
+        "Scripts": scripts_to_json(cfg), "Parents": parents, "TTL": cfg.ttl,
+        "MaxTime": cfg.max_time, "NResumers": cfg.resumers, "Responses": list(cfg.responses),
         "MaxCrashes": cfg.max_crashes}}
 
 
@@ -72,16 +96,8 @@ def config_from_header(h: Mapping[str, Any]) -> m.Config:
     if h.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} trace header: {h!r}")
     c = h["constants"]
-    scripts: list[tuple[m.ScriptStep, ...]] = []
-    for script in c["Scripts"]:
-        steps: list[m.ScriptStep] = []
-        for st in script:
-            kind = st["kind"]
-            steps.append(m.Effect(st["key"]) if kind == "effect"
-                         else m.Ask(tuple(st["names"])) if kind == "ask" else m.End())
-        scripts.append(tuple(steps))
     parents = tuple(None if p == 0 else p - 1 for p in c["Parents"])
-    return m.Config(scripts=tuple(scripts), parents=parents, ttl=c["TTL"],
+    return m.Config(scripts=scripts_from_json(c["Scripts"]), parents=parents, ttl=c["TTL"],
                     max_time=c["MaxTime"], resumers=c["NResumers"],
                     responses=tuple(c["Responses"]), max_crashes=c["MaxCrashes"])
 
