@@ -15,7 +15,8 @@ misbehave at the transport or at the contract::
 * ``--garbage-on OP[:N]`` -- answer with a line that is not JSON;
 * ``--wrong-id-on OP[:N]`` -- answer with another request id;
 * ``--invalid-on OP[:N]`` -- answer with JSON that is not a valid message;
-* ``--skip OP`` -- answer every ``OP`` with ``skipped``;
+* ``--skip OP`` -- answer every ``OP`` with ``skipped`` (``--skip status``, ``--skip
+  rotate_key``, ``--skip retire_key``: an implementation without the optional operations);
 * ``--claim GROUPS`` -- claim these groups (comma-separated; ``core`` for only the core);
 * ``--protocol N`` -- say protocol N in the handshake;
 * ``--noise`` -- write a lot to stderr on every request (the suite must not block on it);
