@@ -122,6 +122,11 @@ def _answer_key(interrupt_id: str) -> str:
     return f"{interrupt_id}#answer"
 
 
+def _awaiting_key(interrupt_id: str) -> str:
+    """Marks a consumed pause whose answer died with the process that won it (set by restart)."""
+    return f"{interrupt_id}#awaiting-answer"
+
+
 def _effect_key(pc: int, key: str) -> str:
     return f"{pc}:{key}"
 
@@ -210,13 +215,16 @@ class Harness:
             out = self.service.resume(token, response, ResumeRequest(
                 session_id=session_id, scope=scope, responder=responder, run_id=run_id))
             rec: PauseRecord = out.record
-            if out.replayed:
+            if out.replayed and not self._answer_awaited(rec):
                 first = json.loads(out.result) if out.result else {}
                 return Report(run_id=rec.run_id, status=str(first.get("status", "running")),
                               replayed=True, interrupt_id=rec.interrupt_id,
                               events=tuple(first.get("events", ())))
-            # only the consume's winner gets here; keep the answer for a restart to deliver
+            # the consume's winner -- or, after a restart found its answer lost, a retry of the
+            # same answer (the ledger matched its digest): keep the answer for a restart
             self.service.payloads.record(_answer_key(rec.interrupt_id), canonical_json(response))
+            if not self._answers_kept(rec):  # another answer of this step is still awaited
+                return attrs.evolve(self._report(rec.run_id, ()), interrupt_id=rec.interrupt_id)
             report = self._continue(rec, response)
             if self.crashed:  # the process died while continuing: it records nothing more
                 return attrs.evolve(report, interrupt_id=rec.interrupt_id)
@@ -265,9 +273,36 @@ class Harness:
             for run in self._executing_runs():
                 reports.append(self._drive(run.run_id, recovering=True))
             for rec in self._stalled_pauses():
+                if not self._answers_kept(rec):  # the winner died before keeping an answer:
+                    self._await_answers(rec)     # only its sender's retry can deliver it
+                    continue
                 answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
                 reports.append(self._continue(rec, json.loads(answer) if answer else None))
             return reports
+
+    def _step_consumed(self, rec: PauseRecord) -> list[PauseRecord]:
+        return [r for r in self.service.ledger.by_run(rec.run_id)
+                if r.claims.checkpoint_id == rec.claims.checkpoint_id
+                and r.state.phase == lc.Phase.CONSUMED]
+
+    def _answers_kept(self, rec: PauseRecord) -> bool:
+        """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
+        with an answer it does not have (resume.continuation.recorded-turn)."""
+        return all(self.service.payloads.get(_answer_key(r.interrupt_id)) is not None
+                   for r in self._step_consumed(rec))
+
+    def _await_answers(self, rec: PauseRecord) -> None:
+        for r in self._step_consumed(rec):
+            if self.service.payloads.get(_answer_key(r.interrupt_id)) is None:
+                self.service.payloads.record(_awaiting_key(r.interrupt_id), "true")
+
+    def _answer_awaited(self, rec: PauseRecord) -> bool:
+        """A replay whose first answer was lost with its process (restart marked it): this
+        retry carries the same answer and is the only place it can come from.  Without the
+        mark a replay never continues -- the winner may still be at work."""
+        return (rec.result is None
+                and self.service.payloads.get(_awaiting_key(rec.interrupt_id)) is not None
+                and self.service.payloads.get(_answer_key(rec.interrupt_id)) is None)
 
     def _stalled_pauses(self) -> list[PauseRecord]:
         """Paused runs whose pauses at the current step are all consumed: the process died
