@@ -64,21 +64,38 @@ def test_broken_forgetful_journal_is_caught(tmp_path: Path) -> None:
         assert any("retried before" in v for v in r.violations), r
 
 
-def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
-    """A harness whose restart does not continue stalled runs (the bug crash injection found
-    first): dying between the consume and the continuation leaves the run paused forever, its
-    answer accepted and lost."""
-    def consume_boundaries(c: Case) -> bool:
-        return "ledger.transition" in (c.op, c.prev)
+def _around_the_consume(c: Case) -> bool:
+    return c.op in ("ledger.transition", "runs.replace") or c.prev == "ledger.transition"
 
+
+def test_broken_replay_only_harness_is_caught(tmp_path: Path) -> None:
+    """A harness that never continues a run stalled between the consume and its continuation
+    (the bug crash injection found first): dying anywhere after the consume and before the run
+    is claimed for its continuation leaves it paused forever, its answer accepted and lost."""
     report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="replay-only",
-                               only=consume_boundaries)
+                               only=_around_the_consume)
     caught = {(r.case.point, r.case.when) for r in report.results if r.violations}
     consume = max(r.case.point for r in report.results if r.case.op == "ledger.transition")
-    assert (consume, "after") in caught and (consume + 1, "before") in caught, caught
+    claim = max(r.case.point for r in report.results if r.case.op == "runs.replace")
+    stalled = {(p, w) for p in range(consume, claim + 1) for w in ("before", "after")
+               if (p, w) not in ((consume, "before"), (claim, "after"))}
+    assert caught == stalled, caught
     for r in report.results:
         if r.violations:
             assert any("run not done: paused" in v for v in r.violations), r
+
+
+def test_broken_answerless_restart_is_caught(tmp_path: Path) -> None:
+    """A restart that continues a stalled run although its answer died with the process that
+    won the consume (the second bug crash injection found): the run goes on with no answer."""
+    report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="answerless-restart",
+                               only=_around_the_consume)
+    caught = {(r.case.point, r.case.when) for r in report.results if r.violations}
+    consume = max(r.case.point for r in report.results if r.case.op == "ledger.transition")
+    assert caught == {(consume, "after"), (consume + 1, "before")}, caught
+    for r in report.results:
+        if r.violations:
+            assert any("continued with the answer None" in v for v in r.violations), r
 
 
 def test_broken_reminting_restart_is_caught(tmp_path: Path) -> None:

@@ -30,10 +30,12 @@ finishes the run.  Then :func:`check_case` reads the durable stores, the world, 
   pause was opened.
 
 Deliberately broken variants (``broken=``) show the checks bite: ``forgetful-journal`` treats
-an effect in doubt as never started (so it retries it); ``replay-only`` is the harness as it was
-before crash injection found its bug -- a consumed pause whose continuation died with the
-process is only ever replayed, so its run stays paused forever; ``reminting`` publishes, after a
-restart, a freshly minted token for a pause instead of the one already issued.
+an effect in doubt as never started (so it retries it); ``replay-only`` never continues a run
+stalled between the consume and its continuation (the first bug crash injection found: the run
+stays paused forever, its answer accepted and lost); ``answerless-restart`` continues such a
+run without the answer when the process died before keeping it (the second one: the run goes
+on with ``None``); ``reminting`` publishes, after a restart, a freshly minted token for a pause
+instead of the one already issued.
 
 Run it standalone: ``python -m pausepoint_conformance.crash run --store sqlite``.
 """
@@ -89,16 +91,19 @@ ASK_IDS: Final[tuple[str, ...]] = tuple(
 TTL_MS: Final = 3_600_000
 MAX_ROUNDS: Final = 12
 
-WRITE_METHODS: Final[dict[str, tuple[str, ...]]] = {
-    "ledger": ("issue", "transition", "set_result"),
-    "checkpoints": ("write",),
-    "payloads": ("record",),
-    "effects": ("start", "finish", "settle"),
-    "runs": ("put",),
+READ_METHODS: Final[dict[str, frozenset[str]]] = {
+    "ledger": frozenset({"get", "by_run", "outstanding", "outstanding_for_key"}),
+    "checkpoints": frozenset({"read", "latest"}),
+    "payloads": frozenset({"get"}),
+    "effects": frozenset({"status", "open_entries"}),
+    "runs": frozenset({"get", "children", "with_status"}),
 }
-"""Every facet method that commits a change; the world's ``apply`` is tapped as well."""
+"""The facet methods that only read.  Every other public method of a facet commits a change and
+is tapped (so a write method added to a port later is a crash boundary without a second list to
+keep in step); the world's ``apply`` is tapped as well."""
 
-BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only", "reminting")
+BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only",
+                                           "answerless-restart", "reminting")
 
 
 # -- the tap ---------------------------------------------------------------------------------
@@ -166,7 +171,7 @@ class _TappedFacet:
 
     def __getattr__(self, attr: str) -> Any:
         target = getattr(self._inner, attr)
-        if attr not in WRITE_METHODS.get(self._name, ()):
+        if attr.startswith("_") or not callable(target) or attr in READ_METHODS[self._name]:
             if self._tap.broken == "forgetful-journal" and self._name == "effects" \
                     and attr == "status":
                 return _forgetful(target)
@@ -350,6 +355,8 @@ def worker_main(spec: dict[str, Any]) -> int:
     h = open_harness(files, tap)
     if tap.broken == "replay-only":  # BROKEN: a restart that does not continue stalled runs
         setattr(h, "_stalled_pauses", lambda: [])
+    if tap.broken == "answerless-restart":  # BROKEN: continue without the answer
+        setattr(h, "_answers_kept", lambda rec: True)
     if tap.broken == "reminting" and proc == "recover":  # BROKEN: a restart mints anew
         publish = h._publish
 
@@ -438,6 +445,14 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]],
         for iid in ASK_IDS:
             if iid not in {r.interrupt_id for r in rows}:
                 bad.append(f"pause {iid} lost: no ledger row")
+        delivered = json.loads(run.state).get("responses", {}) if run is not None else {}
+        for r in rows:  # the run continued with the answer the person gave, not another
+            sent = {} if r.claims.name == RECONCILE.name else RESPONSE
+            if r.interrupt_id not in delivered:
+                bad.append(f"pause {r.interrupt_id}: its answer never reached the run")
+            elif delivered[r.interrupt_id] != sent:
+                bad.append(f"pause {r.interrupt_id}: the run continued with the answer "
+                           f"{delivered[r.interrupt_id]!r}, not the one given ({sent!r})")
         for r in rows:
             if r.state.phase != Phase.CONSUMED:
                 bad.append(f"pause {r.interrupt_id} ends {r.state.phase.value}, not consumed")
