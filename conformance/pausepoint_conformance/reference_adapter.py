@@ -31,7 +31,7 @@ from pausepoint.harness import DEFAULT_INTERACTIONS, Harness, MemoryWorld, Repor
 from pausepoint.ports import Claims
 from pausepoint.registry import RECONCILE, Interaction
 from pausepoint.runner import EventKind, PendingInterrupt, RunEvent, Runner, RunIdentity
-from pausepoint.stores import MemoryStore, open_store
+from pausepoint.stores import MemoryStore, SqliteStore, open_store
 from pausepoint.stores.base import StoreBundle
 from pausepoint.tokens import Ed25519Key, KeyRing
 
@@ -154,7 +154,6 @@ class ReferenceAdapter:
             raise ValueError(f"store must be memory or sqlite, not {store!r}")
         self.store = store
         self._dir = tempfile.mkdtemp(prefix="pausepoint-conform-", dir=scratch)
-        self._n = 0
         self._h: Harness | None = None
         self._runs: list[str] = []
         self._lock = threading.Lock()
@@ -206,15 +205,15 @@ class ReferenceAdapter:
             def same() -> StoreBundle:
                 return self.wrap_bundle(bundle)
             return same
-        self._n += 1
-        path = os.path.join(self._dir, f"reset-{self._n}.sqlite")
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(path + suffix):
-                os.remove(path + suffix)
-        url = f"sqlite:{path}"
+        # One file per adapter, emptied at each reset: one commit instead of creating a file,
+        # switching it to WAL and creating the schema for every case.
+        url = f"sqlite:{os.path.join(self._dir, 'reference.sqlite')}"
+        first = SqliteStore(url[len("sqlite:"):])
+        first.clear()
+        pending: list[StoreBundle] = [first]
 
-        def fresh() -> StoreBundle:
-            return self.wrap_bundle(open_store(url))
+        def fresh() -> StoreBundle:  # the reset's store first, new handles after (restarts)
+            return self.wrap_bundle(pending.pop() if pending else open_store(url))
         return fresh
 
     # -- the operations ----------------------------------------------------------------------

@@ -339,6 +339,14 @@ class SqlStore:
             cur.close()
             return count
 
+    def clear(self) -> None:
+        """Delete every row of every table, in one committed transaction: a fresh, empty store
+        on the same file or schema (for test and conformance resets; never called by the
+        services)."""
+        with self.transaction(write=True) as conn:
+            for table in TABLES:
+                self.execute(conn, f"DELETE FROM {table}")
+
     def create_schema(self) -> None:
         with self.transaction(write=True) as conn:
             if self.dialect.schema_lock is not None:
