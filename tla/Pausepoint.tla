@@ -243,12 +243,12 @@ Expire(r, k) ==
           /\ runs' = [runs EXCEPT ![r].slots[k] = Bump(slot, LcExpire(slot.state))]
     /\ UNCHANGED <<now, resumers, crashes>>
 
-\* The runs a cancel of r reaches: r and, transitively, its children -- the walk
-\* stops at a run already done or cancelled (cancel.propagates).
-RECURSIVE Affected(_)
-Affected(r) ==
-    IF runs[r].phase \in {"done", "cancelled"} THEN {}
-    ELSE {r} \cup UNION {Affected(c) : c \in {c \in Runs : Parents[c] = r}}
+\* The runs a cancel of r reaches: r and, transitively, its children -- through a
+\* run already done, whose children may still wait -- except those already done or
+\* cancelled (cancel.propagates).
+RECURSIVE Reach(_)
+Reach(r) == {r} \cup UNION {Reach(c) : c \in {c \in Runs : Parents[c] = r}}
+Affected(r) == {d \in Reach(r) : runs[d].phase \notin {"done", "cancelled"}}
 
 CancelRun(run) ==
     [run EXCEPT !.phase = "cancelled",

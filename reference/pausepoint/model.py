@@ -353,11 +353,10 @@ def expire(cfg: Config, s: System, r: int, k: int) -> tuple[System, ...]:
 
 def _cancel_tree(cfg: Config, s: System, r: int) -> System:
     run = s.runs[r]
-    if run.phase in (RunPhase.DONE, RunPhase.CANCELLED):
-        return s
-    slots = tuple(_apply(x, lc.Cancel()) or x for x in run.slots)
-    s = _with_run(s, r, attrs.evolve(run, phase=RunPhase.CANCELLED, slots=slots))
-    for c in range(len(cfg.scripts)):
+    if run.phase not in (RunPhase.DONE, RunPhase.CANCELLED):
+        slots = tuple(_apply(x, lc.Cancel()) or x for x in run.slots)
+        s = _with_run(s, r, attrs.evolve(run, phase=RunPhase.CANCELLED, slots=slots))
+    for c in range(len(cfg.scripts)):  # through a done run too: its children may still wait
         if cfg.parent(c) == r:
             s = _cancel_tree(cfg, s, c)
     return s
