@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -31,6 +30,7 @@ from pausepoint_conformance.runner import Plan, SuiteResult, Verdict, run_suite
 from pausepoint_conformance.stdio import StdioAdapter
 from pausepoint_conformance.protocol import OPTIONAL_OPS
 from pausepoint_conformance.unobservable import UNOBSERVABLE
+from scratch import fast_env, fast_tmpdir
 
 PY = sys.executable
 FAKE = [PY, "-m", "pausepoint_conformance.fake"]
@@ -38,21 +38,6 @@ CONCURRENCY = tuple(c for c in CHECKS if c.id.startswith("concurrency/"))
 NOT_CONCURRENCY = tuple(c for c in CHECKS if not c.id.startswith("concurrency/"))
 CONCURRENCY_ONLY = {"resume.consume.single-winner"}
 """Clauses only the race checks reach (skipped with them below)."""
-
-
-def fast_tmpdir() -> str | None:
-    """A RAM-backed directory for the reference's scratch SQLite files when the machine has one
-    (the same commits, without waiting on the disk's fsync); None otherwise."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
-def fast_env() -> dict[str, str]:
-    env = dict(os.environ)
-    where = fast_tmpdir()
-    if where:
-        env["TMPDIR"] = where
-    return env
 
 
 def verdicts(result: SuiteResult) -> dict[str, str]:

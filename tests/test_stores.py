@@ -43,21 +43,11 @@ from pausepoint.ports import (
 )
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle, open_store
 from pausepoint.stores.sql import SqlStore
+from pg import pg_dsn
 
 DSN_ENV = "PAUSEPOINT_PG_DSN"
 
 # -- backends --------------------------------------------------------------------------------
-
-
-def pg_dsn() -> str:
-    """The PostgreSQL DSN, or skip -- or, under CI, fail."""
-    dsn = os.environ.get(DSN_ENV, "")
-    if not dsn:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but {DSN_ENV} is not: the PostgreSQL store tests must run in "
-                        "CI (source .ci/postgres.sh first)", pytrace=False)
-        pytest.skip(f"{DSN_ENV} not set")
-    return dsn
 
 
 def open_location(kind: str, location: tuple[str, ...]) -> StoreBundle:

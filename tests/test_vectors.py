@@ -7,7 +7,6 @@ broken implementations for the right clause.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,26 +36,12 @@ from pausepoint_conformance.vectors import (
     replay_case,
     vector_paths,
 )
+from scratch import fast_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "spec" / "schemas" / "vector-file.json").read_text())
 ALL = frozenset(Group)
 FAMILY = {f.name: f for f in FAMILIES}
-
-
-def fast_tmpdir() -> str | None:
-    """A RAM-backed directory for the reference's scratch SQLite files when the machine has one
-    (the same commits, without waiting on the disk's fsync); None otherwise."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
-def fast_env() -> dict[str, str]:
-    env = dict(os.environ)
-    where = fast_tmpdir()
-    if where:
-        env["TMPDIR"] = where
-    return env
 
 
 @pytest.fixture(scope="module")
