@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from typing import Any
 
 from ..clauses import ErrorCode
 from ..errors import PausepointError
@@ -53,7 +55,7 @@ class SqliteStore(SqlStore):
                                check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            mode = self._switch_to_wal(conn)
             if mode is None or str(mode[0]).lower() != "wal":
                 raise sqlite3.OperationalError(f"could not switch {self.path} to WAL: {mode}")
             conn.execute("PRAGMA synchronous = FULL")
@@ -61,6 +63,19 @@ class SqliteStore(SqlStore):
             conn.close()
             raise
         return conn
+
+    def _switch_to_wal(self, conn: sqlite3.Connection) -> Any:
+        """``PRAGMA journal_mode = WAL``, retried within the busy timeout: on a fresh file
+        that other processes are opening at the same moment, SQLite answers "database is
+        locked" at once instead of waiting in its busy handler."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                return conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
