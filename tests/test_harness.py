@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode, clause
+from pausepoint.clauses import ErrorCode, clause
 from pausepoint.clock import ManualClock
-from pausepoint.errors import PausepointError
 from pausepoint.harness import Harness, Report
 from pausepoint.ports import EffectStatus
 from pausepoint.registry import RECONCILE
 from pausepoint.runner import TERMINAL_EVENTS
 from pausepoint.service import RunView
+from doubles import refused
 
 E = ErrorCode
 S = {"session_id": "session", "scope": "default"}
@@ -49,15 +49,6 @@ def h(kind: str, tmp_path: Path) -> Iterator[Harness]:
     yield harness
     if not harness.crashed:
         harness.deployment.store.close()
-
-
-def refused(fn: Callable[..., Any], *args: Any, **kw: Any) -> PausepointError:
-    try:
-        out = fn(*args, **kw)
-    except PausepointError as err:
-        assert err.code in set(ErrorCode) and err.clause in CLAUSE_BY_ID, err
-        return err
-    raise AssertionError(f"accepted, expected a refusal: {out!r}")
 
 
 def one_terminal(report: Report) -> Report:

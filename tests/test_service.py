@@ -21,7 +21,7 @@ import pytest
 
 from pausepoint import lifecycle as lc
 from pausepoint.canonical import canonical_json, digest
-from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode, clause
+from pausepoint.clauses import ErrorCode, clause
 from pausepoint.clock import ManualClock
 from pausepoint.compose import AskUserTool, compose
 from pausepoint.errors import PausepointError
@@ -37,6 +37,7 @@ from pausepoint.service import PauseService, ResumeOutcome, ResumeRequest, RunVi
 from pausepoint.sinks import MemoryAudit
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 from pausepoint.tokens import Ed25519Key, KeyRing, b64url_decode
+from doubles import FailingCheckpoints, refused
 
 E = ErrorCode
 TTL = 10_000
@@ -166,16 +167,6 @@ def take(env: Env, iid: str = "int-1", name: str = "ask", payload: object = None
     return rec
 
 
-def refused(fn: Callable[..., Any], *args: Any, **kw: Any) -> PausepointError:
-    """Call ``fn`` expecting a typed refusal; an acceptance is an AssertionError."""
-    try:
-        out = fn(*args, **kw)
-    except PausepointError as err:
-        assert err.code in set(ErrorCode) and err.clause in CLAUSE_BY_ID, err
-        return err
-    raise AssertionError(f"accepted, expected a refusal: {out!r}")
-
-
 def stored(env: Env, iid: str) -> PauseRecord:
     rec = env.svc.ledger.get(iid)
     assert rec is not None, f"no ledger row for {iid}"
@@ -276,26 +267,6 @@ def test_pausing_again_under_the_same_id_returns_the_same_pause(env: Env) -> Non
 
 
 # -- record turn -----------------------------------------------------------------------------
-
-
-class FailingCheckpoints:
-    """A checkpoint store whose writes report failure (and write nothing)."""
-
-    durable = True
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool:
-        return False
-
-    def read(self, checkpoint_id: str) -> str | None:
-        out: str | None = self.inner.read(checkpoint_id)
-        return out
-
-    def latest(self, thread_id: str) -> str | None:
-        out: str | None = self.inner.latest(thread_id)
-        return out
 
 
 class ObservingCheckpoints(FailingCheckpoints):

@@ -60,6 +60,7 @@ from pausepoint.sinks import MemoryAudit
 from pausepoint.stores import SqliteStore
 from pausepoint.stores.sql import TABLES
 from pausepoint.tokens import Ed25519Key, KeyRing
+from doubles import FailingCheckpoints
 
 E = ErrorCode
 TTL = 100
@@ -86,21 +87,6 @@ def base_dir() -> str:
     if not _BASE:
         _BASE.append(tempfile.mkdtemp(prefix="pausepoint-stateful-"))
     return _BASE[0]
-
-
-class FailingCheckpoints:
-    """The checkpoint store, except that writes report failure and write nothing."""
-
-    durable = True
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool:
-        return False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 def splice(a: str, b: str) -> str:

@@ -1,0 +1,40 @@
+"""Test helpers shared by several test files: expecting a typed refusal, and a checkpoint
+store whose writes fail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode
+from pausepoint.errors import PausepointError
+
+
+def refused(fn: Callable[..., Any], *args: Any, **kw: Any) -> PausepointError:
+    """Call ``fn`` expecting a typed refusal; an acceptance is an AssertionError."""
+    try:
+        out = fn(*args, **kw)
+    except PausepointError as err:
+        assert err.code in set(ErrorCode) and err.clause in CLAUSE_BY_ID, err
+        return err
+    raise AssertionError(f"accepted, expected a refusal: {out!r}")
+
+
+class FailingCheckpoints:
+    """A checkpoint store whose writes report failure (and write nothing); reads go through."""
+
+    durable = True
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool:
+        return False
+
+    def read(self, checkpoint_id: str) -> str | None:
+        out: str | None = self.inner.read(checkpoint_id)
+        return out
+
+    def latest(self, thread_id: str) -> str | None:
+        out: str | None = self.inner.latest(thread_id)
+        return out
