@@ -37,21 +37,25 @@ def test_sibling_answers_racing_continue_the_run_once(tmp_path: Path, attempt: i
     servers = [Harness.open(db, keyring=ring, world=world) for _ in range(2)]
     first = servers[0].start([{"op": "interrupt", "names": ["ask", "confirm"]},
                               {"op": "effect", "key": "after"}, {"op": "end"}], run_id="r")
-    barrier = threading.Barrier(2)
-    both_consumed = threading.Barrier(2)
+    barrier = threading.Barrier(2, timeout=30)
+    both_kept = threading.Barrier(2, timeout=30)
     drives: list[str] = []
-    for h in servers:  # hold each continuation until both consumes happened: the worst case
-        real_continue, real_drive = h._continue, h._drive
+    for h in servers:
+        # Hold each server after it consumed its pause and kept its answer, until the other
+        # did too: then both see every answer kept and both try to continue the run -- the
+        # worst case. (Holding inside _continue instead would hang whenever one server finds
+        # the other's answer not yet kept and rightly returns without continuing.)
+        real_kept, real_drive = h._answers_kept, h._drive
 
-        def held(rec: object, response: object, real: object = real_continue) -> object:
-            both_consumed.wait()
-            return real(rec, response)  # type: ignore[operator]
+        def held(rec: object, real: object = real_kept) -> object:
+            both_kept.wait()
+            return real(rec)  # type: ignore[operator]
 
         def counted(run_id: str, recovering: bool = False, real: object = real_drive) -> object:
             drives.append(run_id)
             return real(run_id, recovering)  # type: ignore[operator]
 
-        setattr(h, "_continue", held)
+        setattr(h, "_answers_kept", held)
         setattr(h, "_drive", counted)
     errors: list[BaseException] = []
 
@@ -67,7 +71,8 @@ def test_sibling_answers_racing_continue_the_run_once(tmp_path: Path, attempt: i
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a resume did not return within 60 s"
     assert errors == []
     assert drives == ["r"]  # exactly one server continued the run
     assert world.count("r", "after") == 1
