@@ -23,6 +23,11 @@ the stdio protocol, and the suite must fail it for the clause its bug breaks (an
 | gate_always_asks | every gate step realised as an approve interrupt | `gate.separate` |
 | retire_undrained | a drain proof that always says 0: keys retired with tokens outstanding | `token.rotation.drain` |
 | status_paused_only | a status read from the run record only: every paused run "safely suspended" | `status.distinguishes` |
+| checkpoint_optional | a checkpoint id made up for a pause bound to none | `pause.checkpoint.bound` |
+| signal_is_exception | the pause signal an `Exception`: user code's catch-all swallows it | `pause.signal.base-exception` |
+| pause_as_error | a runner catching `BaseException` reports the pause as an error | `pause.signal.single-catch` |
+| wiring_unchecked | a composition function that wires whatever it is given | `wiring.consistent` |
+| ask_tool_always | the ask-the-user tool offered with no interaction registered | `wiring.no-interaction-no-tool` |
 """
 
 from __future__ import annotations
@@ -58,7 +63,9 @@ def test_there_is_one_broken_implementation_per_clause_family() -> None:
     names = {p.stem for p in IMPLEMENTATIONS}
     assert {"double_consume", "resume_after_expiry", "altered_token", "cross_scope",
             "resumable_early", "rerun_pre_pause", "unknown_retried", "cancel_ignored",
-            "replay_any", "sibling_disturbed", "refusal_side_effect"} <= names
+            "replay_any", "sibling_disturbed", "refusal_side_effect", "checkpoint_optional",
+            "signal_is_exception", "pause_as_error", "wiring_unchecked",
+            "ask_tool_always"} <= names
     groups = {CLAUSE_BY_ID[load(p).EXPECTED[0]].group for p in IMPLEMENTATIONS}
     assert len(groups) >= 8, groups
 

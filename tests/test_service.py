@@ -36,6 +36,7 @@ from pausepoint.runner import (
 from pausepoint.service import PauseService, ResumeOutcome, ResumeRequest, RunView, run_record
 from pausepoint.sinks import MemoryAudit
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
+from pausepoint.stores.base import PortBundle
 from pausepoint.tokens import Ed25519Key, KeyRing, b64url_decode
 from doubles import FailingCheckpoints, refused
 
@@ -845,27 +846,12 @@ def test_sqlite_store_closed_and_reopened_keeps_pauses_and_tokens(tmp_path: Path
 # -- composition, gate, status ---------------------------------------------------------------
 
 
-@attrs.define
-class MixedBundle:
-    """A store bundle assembled from facets of two stores (to wire inconsistently)."""
-
-    ledger: Any
-    checkpoints: Any
-    payloads: Any
-    effects: Any
-    runs: Any
-    durable: bool = False
-
-    def close(self) -> None:
-        pass
-
-
 def test_compose_refuses_inconsistent_wiring(tmp_path: Path) -> None:
     """`wiring.consistent`: durable checkpoints with a volatile ledger, an encoder without its
     decoder (or the reverse), a required durability the store lacks, a non-positive ttl."""
     ring = KeyRing.generate()
     mem, sq = MemoryStore(), SqliteStore(tmp_path / "w.db")
-    mixed = MixedBundle(mem.ledger, sq.checkpoints, mem.payloads, mem.effects, mem.runs)
+    mixed = PortBundle(mem.ledger, sq.checkpoints, mem.payloads, mem.effects, mem.runs)
     bad: list[dict[str, Any]] = [
         dict(store=mixed),
         dict(store=MemoryStore(), encode_token=str.upper),
@@ -876,7 +862,7 @@ def test_compose_refuses_inconsistent_wiring(tmp_path: Path) -> None:
     for kw in bad:
         err = refused(compose, signer=ring, **kw)
         assert (err.code, err.clause) == (E.WIRING_INVALID, clause("wiring.consistent")), kw
-    compose(store=MixedBundle(sq.ledger, mem.checkpoints, mem.payloads, mem.effects, mem.runs),
+    compose(store=PortBundle(sq.ledger, mem.checkpoints, mem.payloads, mem.effects, mem.runs),
             signer=ring)
     compose(store=MemoryStore(), signer=ring, encode_token=str.upper, decode_token=str.lower)
     compose(store=sq, signer=ring, require_durable=True)

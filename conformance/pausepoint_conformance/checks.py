@@ -4,8 +4,10 @@ Each check starts from a fresh instance (``reset``), drives scripted runs, and s
 contract requires, citing clause ids.  A check could fail: each one was seen failing on one of
 the deliberately broken implementations in ``tests/broken/`` (see ``tests/test_conformance_broken.py``).
 
-:data:`UNOBSERVABLE` lists the clauses no check can reach through the adapter protocol, with the
-reason; the clause table shows them as such instead of passing them.
+Every clause of the catalogue is cited by at least one check (a test keeps it so): the ones that
+live inside an implementation -- how the pause signal travels, a pause bound to no checkpoint,
+deployment wiring -- are reached through the script steps and the optional ``wiring``
+operation made for them.
 """
 
 from __future__ import annotations
@@ -32,10 +34,7 @@ from .framework import (
     end,
     gate,
 )
-from .protocol import Ok, PublishedPause, Refused
-from .unobservable import UNOBSERVABLE
-
-__all__ = ["UNOBSERVABLE"]
+from .protocol import Handlers, Ok, PublishedPause, Refused
 
 
 TOKEN_ERRORS: Final[tuple[E, ...]] = (E.TOKEN_INVALID, E.TOKEN_MALFORMED)
@@ -237,6 +236,21 @@ def _tool_call(ctx: Ctx) -> None:
                "the tool pause was not published with its tool call id")
 
 
+@check("core/pause-checkpoint",
+       "a pause with no checkpoint to bind it to is refused with checkpoint_missing before "
+       "anything is minted, and the run does not go past it",
+       ["pause.checkpoint.bound", "pause.refusal.before-mint"])
+def _checkpoint(ctx: Ctx) -> None:
+    raw = ctx.start_raw([effect("a"), ask("approve", {"amount": 5}, checkpoint="none"),
+                         effect("b"), end()])
+    _expect_pause_refused(ctx, raw, [E.CHECKPOINT_MISSING], "pause.checkpoint.bound",
+                          "a pause bound to no checkpoint")
+    ctx.expect_count("r1", "b", 0, "pause.refusal.before-mint",
+                     "the run went past a refused pause")
+    rep = ctx.start([ask("approve", {"amount": 5}), end()], "r2")  # the same, bound: fine
+    only(rep.pauses, ctx, "pause.checkpoint.bound")
+
+
 @check("core/pause-refusal-order",
        "pause checks run in the order registered, payload, checkpoint, tool call id",
        ["pause.refusal.order"])
@@ -247,6 +261,70 @@ def _pause_order(ctx: Ctx) -> None:
     raw = ctx.start_raw([ask("pay", [1]), end()], "r1")
     _expect_pause_refused(ctx, raw, [E.PAYLOAD_INVALID], "pause.refusal.order",
                           "a tool pause with a bad payload and no tool call id")
+    raw = ctx.start_raw([ask("pay", [1], checkpoint="none"), end()], "r2")
+    _expect_pause_refused(ctx, raw, [E.PAYLOAD_INVALID], "pause.refusal.order",
+                          "a tool pause with a bad payload, no checkpoint, no tool call id")
+    raw = ctx.start_raw([ask("pay", {}, checkpoint="none"), end()], "r3")
+    _expect_pause_refused(ctx, raw, [E.CHECKPOINT_MISSING], "pause.refusal.order",
+                          "a tool pause with no checkpoint and no tool call id")
+
+
+# -- the pause signal: user code between the pause point and the runner ---------------------
+
+AROUND: Final[Handlers] = Handlers(catch_all="caught", cleanup="cleanup")
+"""A pause point inside ``try / except <every ordinary error> / finally`` of user code."""
+
+
+@check("core/catch-all-is-real",
+       "user code's catch-all around a pause point catches an ordinary error (a refused "
+       "pause) and the run goes on: the handlers the signal checks rely on are realised",
+       ["pause.signal.base-exception"])
+def _catch_all_real(ctx: Ctx) -> None:
+    rep = ctx.start([ask("not-registered", {}, handlers=AROUND), effect("b"), end()],
+                    status=None)
+    ctx.expect(rep.status == "done", "pause.signal.base-exception", "done", rep.status.value,
+               "the catch-all around a refused pause must swallow its error and let the run "
+               "go on (else the signal checks prove nothing)")
+    ctx.expect_count("r1", "caught", 1, "pause.signal.base-exception",
+                     "the catch-all around a refused pause did not run")
+    ctx.expect_count("r1", "cleanup", 1, "pause.signal.base-exception",
+                     "the finally clause around the pause point did not run")
+    ctx.expect_count("r1", "b", 1, "pause.signal.base-exception",
+                     "the run did not go on after its catch-all swallowed the error")
+
+
+@check("core/pause-signal-passes-user-code",
+       "the pause signal passes user code's catch-all untouched, runs its finally clause, and "
+       "reaches the runner, which alone turns it into the run's one paused event",
+       ["pause.signal.base-exception", "pause.signal.single-catch", "run.paused.never-error"])
+def _signal_passes(ctx: Ctx) -> None:
+    raw = ctx.start_raw([effect("a"), ask("approve", {"amount": 5}, handlers=AROUND),
+                         effect("b"), end()])
+    rep: Any = ctx._unwrap(raw, "start r1", "pause.signal.single-catch")
+    ctx.expect_count("r1", "caught", 0, "pause.signal.base-exception",
+                     "user code's catch-all (every ordinary error) caught the pause signal")
+    events = list(rep.events)
+    ctx.expect(rep.status == "paused" and events.count("paused") == 1
+               and events[-1:] == ["paused"] and "error" not in events,
+               "pause.signal.single-catch", {"status": "paused", "events": "... paused, once"},
+               {"status": rep.status.value, "events": events},
+               "the pause signal must reach the runner and become exactly one paused event "
+               "(not an error, not caught twice)")
+    ctx.expect_count("r1", "cleanup", 1, "pause.signal.single-catch",
+                     "the finally clause around the pause point must run once as the signal "
+                     "passes it on the way to the runner")
+    ctx._saw_run(rep, "start r1", invoked=True)
+    p = only(rep.pauses, ctx, "pause.published")[0]
+    ctx.phase(p)
+    ctx.expect_count("r1", "b", 0, "pause.signal.base-exception",
+                     "the run went past its pause point before the answer")
+    data = ctx.resume(p, YES)
+    ctx.expect(data.run.status == "done", "resume.continuation.recorded-turn", "done",
+               data.run.status.value, "after the answer the run goes on to its end")
+    ctx.expect_count("r1", "caught", 0, "pause.signal.base-exception",
+                     "the catch-all caught something on the way to the end")
+    ctx.expect_count("r1", "b", 1, "resume.continuation.recorded-turn",
+                     "the effect after the pause must run once")
 
 
 @check("core/turn-write-failed",
@@ -1069,6 +1147,45 @@ def _gate_denies(ctx: Ctx) -> None:
     _did_not_pause(ctx, rep, "done", "a gate denying 500 (over 100)")
     ctx.expect_count("r1", "a", 1, "effect.at-most-once")
     ctx.expect_count("r1", "b", 0, "gate.separate", "the run went past a gate that denied")
+
+
+# == wiring (optional operation) =============================================================
+
+
+@check("wiring/consistent",
+       "a trial wiring of durable checkpoints with a volatile ledger, or of half a token "
+       "codec, is refused with wiring_invalid; consistent wirings are accepted",
+       ["wiring.consistent"])
+def _wiring_consistent(ctx: Ctx) -> None:
+    for parts, what in ((("durable", "volatile", "none"), "durable checkpoints, volatile ledger"),
+                        (("durable", "durable", "encoder_only"), "a token encoder alone"),
+                        (("volatile", "volatile", "decoder_only"), "a token decoder alone")):
+        ctx.expect_refused(ctx.wiring_raw(*parts), [E.WIRING_INVALID], "wiring.consistent",
+                           f"wiring {what}")
+    for parts, what in ((("durable", "durable", "both"), "durable parts, a whole codec"),
+                        (("volatile", "volatile", "none"), "volatile parts"),
+                        (("volatile", "durable", "none"), "volatile checkpoints, durable ledger")):
+        ctx._unwrap(ctx.wiring_raw(*parts, interactions=["approve"]), f"wiring {what}",
+                    "wiring.consistent")
+
+
+@check("wiring/no-interaction-no-tool",
+       "a deployment with no interaction registered offers the model no ask-the-user tool; one "
+       "with an interaction does",
+       ["wiring.no-interaction-no-tool"])
+def _wiring_no_tool(ctx: Ctx) -> None:
+    for parts in (("durable", "durable"), ("volatile", "volatile")):
+        data = ctx._unwrap(ctx.wiring_raw(*parts), "wiring with no interaction",
+                           "wiring.no-interaction-no-tool")
+        asking = [t.name for t in data.tools if t.asks_user]
+        ctx.expect(not asking, "wiring.no-interaction-no-tool", [], asking,
+                   "with no interaction registered the model was offered an ask-the-user tool")
+    data = ctx._unwrap(ctx.wiring_raw("durable", "durable", interactions=["approve", "pay"]),
+                       "wiring with interactions", "wiring.no-interaction-no-tool")
+    ctx.expect(any(t.asks_user for t in data.tools), "wiring.no-interaction-no-tool",
+               "an ask-the-user tool", [t.name for t in data.tools],
+               "with interactions registered no ask-the-user tool was offered: the answer "
+               "cannot tell the two wirings apart")
 
 
 # == status query (optional operation) =======================================================

@@ -2,8 +2,8 @@
 
 With no arguments it verifies the embedded reference implementation on SQLite (files in a
 temporary directory) and prints a table of every clause: pass, FAIL, not claimed (the
-implementation does not claim the clause's group) or not observable (the adapter protocol
-cannot reach it) -- and why.
+implementation does not claim the clause's group), skipped (the implementation skipped the
+optional operation or script step its checks need) -- and why.
 
 Adapters (--adapter):
   reference | reference:sqlite   the embedded reference on SQLite (default)

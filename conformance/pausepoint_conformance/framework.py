@@ -41,6 +41,7 @@ from .protocol import (
     EndStep,
     Errored,
     GateStep,
+    Handlers,
     InterruptStep,
     Ok,
     PauseStateArgs,
@@ -61,6 +62,7 @@ from .protocol import (
     StartArgs,
     StatusArgs,
     Step,
+    WiringArgs,
 )
 
 TTL_MS: Final[int] = 60_000
@@ -551,6 +553,13 @@ class Ctx:
         self._unwrap(self.retire_key_raw(kid), f"retiring the drained key {kid}",
                      "token.rotation.drain")
 
+    def wiring_raw(self, checkpoints: str, ledger: str, token_codec: str = "none",
+                   interactions: Sequence[str] = ()) -> Any:
+        """A trial wiring (optional operation ``wiring``): the raw result."""
+        return self.optional("wiring", WiringArgs(
+            checkpoints=checkpoints, ledger=ledger,  # type: ignore[arg-type]
+            token_codec=token_codec, interactions=list(interactions)))  # type: ignore[arg-type]
+
     def needs_claim(self, group: Group) -> bool:
         return group in self.claimed
 
@@ -597,11 +606,14 @@ def effect(key: str, fault: str | None = None) -> EffectStep:
 
 
 def ask(name: str = "approve", payload: Any = None, *, names: Sequence[str] | None = None,
-        checkpoint_write: str = "ok", tool_call_id: str | None = None) -> InterruptStep:
+        checkpoint_write: str = "ok", tool_call_id: str | None = None,
+        checkpoint: str = "turn", handlers: Handlers | None = None) -> InterruptStep:
     return InterruptStep(name=None if names else name, names=list(names) if names else None,
                          payload={} if payload is None else payload,
                          checkpoint_write=checkpoint_write,  # type: ignore[arg-type]
-                         tool_call_id=tool_call_id)
+                         tool_call_id=tool_call_id,
+                         checkpoint=checkpoint,  # type: ignore[arg-type]
+                         handlers=handlers)
 
 
 def gate(amount: float, allow_up_to: float, deny_over: float) -> GateStep:

@@ -6,8 +6,9 @@ language boundary, :class:`pausepoint_conformance.stdio.StdioAdapter` speaks the
 operations as newline-delimited JSON to a subprocess.
 
 The operations of :data:`~pausepoint_conformance.protocol.OPTIONAL_OPS` (``status``,
-``rotate_key``, ``retire_key``) are not part of :class:`Adapter`: an adapter offers them by
-having the methods (:class:`StatusQuery`, :class:`KeyAdministration`),
+``rotate_key``, ``retire_key``, ``wiring``) are not part of :class:`Adapter`: an adapter offers
+them by having the methods (:class:`StatusQuery`, :class:`KeyAdministration`,
+:class:`WiringTrial`),
 and :func:`optional_op` finds it.  An adapter without one -- or answering ``skipped`` -- gets
 the checks that need it reported skipped, never passed.
 
@@ -51,6 +52,8 @@ from .protocol import (
     StartArgs,
     StatusArgs,
     StatusData,
+    WiringArgs,
+    WiringData,
 )
 
 T = TypeVar("T")
@@ -101,6 +104,14 @@ class KeyAdministration(Protocol):
     def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]: ...
 
     def retire_key(self, args: RetireKeyArgs) -> Result[Empty]: ...
+
+
+@runtime_checkable
+class WiringTrial(Protocol):
+    """Optional: wire a trial deployment and say which tools it offers the model
+    (``wiring.consistent``, ``wiring.no-interaction-no-tool``)."""
+
+    def wiring(self, args: WiringArgs) -> Result[WiringData]: ...
 
 
 AdapterFactory = Callable[[], Adapter]

@@ -67,19 +67,41 @@ class EffectStep(_In):
     fault: Fault | None = None
 
 
+class Handlers(_In):
+    """Ordinary user code around a pause point: the pause is asked inside ``try: ... except
+    <every ordinary error>: ... finally: ...`` of the implementation's language.  Each handler
+    that runs applies its key once to the world (counted by ``effect_count``, not journalled).
+    A catch-all handler that catches something swallows it: the run goes on with the next
+    step.  The pause signal must pass the catch-all untouched (pause.signal.base-exception)
+    and run the cleanup on its way to the runner (pause.signal.single-catch)."""
+
+    catch_all: str | None = Field(default=None, min_length=1,
+                                  description="key applied when the ordinary-error handler "
+                                              "catches something")
+    cleanup: str | None = Field(default=None, min_length=1,
+                                description="key applied when the finally clause runs")
+
+
 class InterruptStep(_In):
     """Stop to ask a person: one pause point per name (``name``, or several at once with
     ``names``), answered independently; the run continues when every one is consumed.
     ``checkpoint_write: "fail"`` makes the turn-checkpoint write of these pauses report
-    failure (so they must stay ``paused``, never ``resumable``)."""
+    failure (so they must stay ``paused``, never ``resumable``).  ``checkpoint: "none"`` asks
+    the pause with no checkpoint to bind it to (the run's thread has none and none is named):
+    it must be refused with ``checkpoint_missing``.  ``handlers`` wraps the pause point in user
+    code (:class:`Handlers`)."""
 
     op: Literal["interrupt"] = "interrupt"
     name: str | None = None
     names: list[str] | None = None
     payload: JsonValue = Field(default_factory=dict)
     checkpoint_write: Literal["ok", "fail"] = "ok"
+    checkpoint: Literal["turn", "none"] = Field(
+        default="turn", description="turn: bound to the checkpoint of the turn that asks; "
+                                    "none: no checkpoint to bind to (refused)")
     tool_call_id: str | None = Field(default=None, description="the tool call a tool pause "
                                      "(interaction pay) is bound to")
+    handlers: Handlers | None = None
 
     def all_names(self) -> list[str]:
         if self.names:
@@ -372,6 +394,31 @@ class KeyData(_Out):
     kid: str = Field(description="the key id of the new signing key")
 
 
+class WiringArgs(_In):
+    """Optional operation: wire a *trial* deployment from these parts, say what it offers the
+    model, and discard it (wiring.consistent, wiring.no-interaction-no-tool).  The instance
+    under test is not touched.  ``durable`` parts survive a restart; ``volatile`` ones live in
+    memory.  ``token_codec`` is a token encoder/decoder pair around the signed token: none,
+    both, or only one half.  ``interactions`` are names from the protocol's interaction table
+    to register (none at all is allowed)."""
+
+    checkpoints: Literal["durable", "volatile"]
+    ledger: Literal["durable", "volatile"]
+    token_codec: Literal["none", "both", "encoder_only", "decoder_only"] = "none"
+    interactions: list[str] = Field(default_factory=list)
+
+
+class OfferedTool(_Out):
+    name: str
+    asks_user: bool = Field(description="true for a tool that stops the run to ask a person")
+
+
+class WiringData(_Out):
+    """The tools the trial deployment offers the model."""
+
+    tools: list[OfferedTool] = Field(default_factory=list)
+
+
 # -- the operations --------------------------------------------------------------------------
 
 
@@ -390,6 +437,7 @@ class Op(enum.StrEnum):
     STATUS = "status"
     ROTATE_KEY = "rotate_key"
     RETIRE_KEY = "retire_key"
+    WIRING = "wiring"
     BYE = "bye"
 
 
@@ -408,11 +456,13 @@ OPS: dict[Op, tuple[type[_In], type[_Out]]] = {
     Op.STATUS: (StatusArgs, StatusData),
     Op.ROTATE_KEY: (RotateKeyArgs, KeyData),
     Op.RETIRE_KEY: (RetireKeyArgs, Empty),
+    Op.WIRING: (WiringArgs, WiringData),
     Op.BYE: (ByeArgs, Empty),
 }
 """Each operation's argument model and the data model of its ``ok`` result."""
 
-OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS, Op.ROTATE_KEY, Op.RETIRE_KEY})
+OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS, Op.ROTATE_KEY, Op.RETIRE_KEY,
+                                          Op.WIRING})
 """Operations an implementation may leave out: it answers them ``skipped`` (an in-process
 adapter may simply lack the method), and the checks that need them are reported skipped --
 never passed."""

@@ -26,13 +26,14 @@ from typing import Any
 from pausepoint import __version__ as reference_version
 from pausepoint.clauses import ErrorCode, Group
 from pausepoint.clock import ManualClock
+from pausepoint.compose import Deployment, compose
 from pausepoint.errors import PausepointError
 from pausepoint.harness import DEFAULT_INTERACTIONS, Harness, MemoryWorld, Report, World
 from pausepoint.ports import Claims
 from pausepoint.registry import RECONCILE, Interaction
 from pausepoint.runner import EventKind, PendingInterrupt, RunEvent, Runner, RunIdentity
 from pausepoint.stores import MemoryStore, SqliteStore, open_store
-from pausepoint.stores.base import StoreBundle
+from pausepoint.stores.base import PortBundle, StoreBundle
 from pausepoint.tokens import Ed25519Key, KeyRing
 
 from . import __version__ as suite_version
@@ -55,6 +56,7 @@ from .protocol import (
     Implementation,
     InterruptStep,
     KeyData,
+    OfferedTool,
     Ok,
     PauseKind,
     PauseStateArgs,
@@ -79,6 +81,8 @@ from .protocol import (
     StatusArgs,
     StatusData,
     Step,
+    WiringArgs,
+    WiringData,
 )
 
 OPERATOR = "operator"
@@ -96,6 +100,15 @@ INTERACTIONS: tuple[Interaction, ...] = (
 )
 
 ALL_GROUPS: tuple[Group, ...] = tuple(Group)
+
+def _encode_token(token: str) -> str:
+    """The trial token encoder of the ``wiring`` operation (any reversible wrapping will do)."""
+    return f"wrapped:{token}"
+
+
+def _decode_token(text: str) -> str:
+    return text.removeprefix("wrapped:")
+
 
 _CODE_RE = re.compile(r"\[([a-z_]+)\] (.*) \(([a-z0-9.-]+)\)$", re.S)
 
@@ -134,6 +147,10 @@ def _step_dict(step: Step) -> dict[str, Any]:
             d["fail_checkpoint"] = True
         if step.tool_call_id:
             d["tool_call_id"] = step.tool_call_id
+        if step.checkpoint == "none":
+            d["no_checkpoint"] = True
+        if step.handlers is not None:
+            d["handlers"] = step.handlers.model_dump(exclude_none=True)
         return d
     if isinstance(step, GateStep):
         return {"op": "gate", "amount": step.amount, "allow_up_to": step.allow_up_to,
@@ -177,6 +194,10 @@ class ReferenceAdapter:
         return Harness(open_bundle=open_bundle, signer=signer, clock=clock, world=world,
                        ttl_ms=ttl_ms, interactions=INTERACTIONS,
                        durable_restart=durable_restart)
+
+    def compose(self, **parts: Any) -> Deployment:
+        """The composition function (:func:`pausepoint.compose.compose`)."""
+        return compose(**parts)
 
     # -- lifecycle of the adapter ------------------------------------------------------------
 
@@ -382,6 +403,43 @@ class ReferenceAdapter:
                 self._ring.retire(args.kid, self.harness.service.drain_proof(args.kid))
                 return Empty()
             result: Result[Empty] = self._guard(go)
+            return result
+
+    def wiring(self, args: WiringArgs) -> Result[WiringData]:
+        """A trial deployment wired by :meth:`compose` from the named parts -- volatile ones
+        from a fresh in-memory store, durable ones from a scratch SQLite file -- asked for its
+        ask-the-user tool, then dropped.  The instance under test is not touched."""
+        with self._lock:
+            def go() -> WiringData:
+                known = {i.name: i for i in INTERACTIONS}
+                unknown = sorted(set(args.interactions) - set(known))
+                if unknown:
+                    raise PausepointError(ErrorCode.INTERACTION_UNREGISTERED,
+                                          "pause.interaction.registered",
+                                          f"no interaction named {unknown}")
+                volatile = MemoryStore()
+                durable = SqliteStore(os.path.join(self._dir, "wiring.sqlite"))
+                try:
+                    def part(kind: str) -> StoreBundle:
+                        return durable if kind == "durable" else volatile
+                    owner = part(args.ledger)  # the ledger's store keeps the rest too
+                    bundle = PortBundle(ledger=owner.ledger,
+                                        checkpoints=part(args.checkpoints).checkpoints,
+                                        payloads=owner.payloads, effects=owner.effects,
+                                        runs=owner.runs)
+                    encode = _encode_token if args.token_codec in ("both", "encoder_only") \
+                        else None
+                    decode = _decode_token if args.token_codec in ("both", "decoder_only") \
+                        else None
+                    tool = self.compose(
+                        store=bundle, signer=KeyRing.generate("trial"),
+                        interactions=[known[n] for n in args.interactions],
+                        encode_token=encode, decode_token=decode).ask_user_tool()
+                finally:
+                    durable.close()
+                return WiringData(tools=[OfferedTool(name=tool.name, asks_user=True)]
+                                  if tool is not None else [])
+            result: Result[WiringData] = self._guard(go)
             return result
 
     def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:

@@ -31,12 +31,12 @@ from .runner import SuiteResult, Verdict
 STYLE = {
     Verdict.PASSED: "green", Verdict.FAILED: "bold red", Verdict.ERRORED: "bold magenta",
     Verdict.SKIPPED: "yellow", Verdict.INCONCLUSIVE: "yellow", Verdict.NOT_CLAIMED: "dim",
-    Verdict.UNOBSERVABLE: "cyan", Verdict.UNTESTED: "yellow",
+    Verdict.UNTESTED: "yellow",
 }
 LABEL = {
     Verdict.PASSED: "pass", Verdict.FAILED: "FAIL", Verdict.ERRORED: "ERROR",
     Verdict.SKIPPED: "skipped", Verdict.INCONCLUSIVE: "inconclusive",
-    Verdict.NOT_CLAIMED: "not claimed", Verdict.UNOBSERVABLE: "not observable",
+    Verdict.NOT_CLAIMED: "not claimed",
     Verdict.UNTESTED: "untested",
 }
 

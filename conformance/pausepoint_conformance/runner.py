@@ -9,10 +9,9 @@ gets a verdict:
 * ``errored`` -- no failure, but a case citing it errored (a crash, a hang, garbage);
 * ``passed`` -- no failure or error, and at least one case citing it passed;
 * ``inconclusive`` -- every case citing it that ran failed first on another clause;
-* ``skipped`` -- every case citing it was skipped or needs another, unclaimed group;
-* ``unobservable`` -- the adapter protocol cannot reach it (the reason is given).
+* ``skipped`` -- every case citing it was skipped or needs another, unclaimed group.
 
-The exit status is 0 only when every claimed clause is ``passed`` (or ``unobservable``) and at
+The exit status is 0 only when every claimed clause is ``passed`` and at
 least one case passed -- when the user selected a subset (``--only``, ``--no-checks``), clauses
 nothing selected cites are ``untested`` and left out.
 """
@@ -30,7 +29,6 @@ from pausepoint.clauses import CLAUSES, Group
 
 from . import __version__ as suite_version
 from . import checks as _checks  # noqa: F401 - registers the checks
-from .checks import UNOBSERVABLE
 from .framework import CHECKS, TTL_MS, CaseResult, Check, Outcome, run_check
 from .port import Adapter
 from .protocol import PROTOCOL_VERSION, Errored, HelloArgs, HelloData, Ok, Refused, Skipped
@@ -43,7 +41,6 @@ class Verdict:
     SKIPPED = "skipped"
     INCONCLUSIVE = "inconclusive"
     NOT_CLAIMED = "not_claimed"
-    UNOBSERVABLE = "unobservable"
     UNTESTED = "untested"
 
 
@@ -83,7 +80,7 @@ class SuiteResult:
             return 1
         selection = bool(self.header.get("selection"))
         for v in self.clauses:
-            if v.group not in claimed or v.verdict in (Verdict.PASSED, Verdict.UNOBSERVABLE):
+            if v.group not in claimed or v.verdict == Verdict.PASSED:
                 continue
             if selection and v.verdict == Verdict.UNTESTED:
                 continue  # outside the checks and vectors the user selected
@@ -138,10 +135,6 @@ def clause_verdicts(cases: Sequence[CaseResult], claimed: frozenset[Group]) -> l
                 parts.append(f"{nvec} vector{'s' if nvec != 1 else ''}")
             out.append(ClauseVerdict(**base, verdict=Verdict.PASSED,
                                      why=" and ".join(parts) + " passed", cases=ids))
-            continue
-        if c.id in UNOBSERVABLE and not citing:
-            out.append(ClauseVerdict(**base, verdict=Verdict.UNOBSERVABLE,
-                                     why=UNOBSERVABLE[c.id]))
             continue
         stopped = [r for r in citing if r.outcome == Outcome.FAILED]
         if stopped:

@@ -69,6 +69,10 @@ def model_step(step: Step) -> m.ScriptStep:
     if isinstance(step, EffectStep):
         return m.Effect(step.key, m.Fault(step.fault.value) if step.fault else None)
     if isinstance(step, InterruptStep):
+        if step.checkpoint != "turn" or step.handlers is not None:
+            raise ValueError("the reference model does not model a pause bound to no "
+                             "checkpoint or user handlers around a pause point; scenario "
+                             "vectors never contain them (the checks cover them)")
         return m.Ask(tuple(step.all_names()))
     assert isinstance(step, EndStep)
     return m.End()

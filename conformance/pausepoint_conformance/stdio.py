@@ -64,6 +64,8 @@ from .protocol import (
     StartArgs,
     StatusArgs,
     StatusData,
+    WiringArgs,
+    WiringData,
 )
 
 MAX_LINE = 64 * 1024 * 1024
@@ -337,6 +339,9 @@ class StdioAdapter:
 
     def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
         return cast("Result[Empty]", self._call(Op.RETIRE_KEY, args))
+
+    def wiring(self, args: WiringArgs) -> Result[WiringData]:
+        return cast("Result[WiringData]", self._call(Op.WIRING, args))
 
     def close(self) -> None:
         p = self._p

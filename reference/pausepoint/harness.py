@@ -460,6 +460,11 @@ class Harness:
                 self._save(run, state, RunStatus.RUNNING)
                 continue
             if op == "interrupt":
+                if step.get("handlers"):
+                    self._ask_in_handlers(run, state, pc, step)  # returns only if swallowed
+                    state["pc"] = pc + 1  # the user's catch-all swallowed an error: go on
+                    self._save(run, state, RunStatus.RUNNING)
+                    continue
                 self._ask(run, state, pc, step)
             if op == "gate":  # a policy decision; only "ask a person" pauses (gate.separate)
                 verdict = ThresholdGate(float(step["allow_up_to"]), float(step["deny_over"]))(
@@ -492,7 +497,8 @@ class Harness:
         names = step.get("names") or [step.get("name")]
         payloads = step.get("payloads") or [step.get("payload", {})] * len(names)
         binding = self._binding(run)
-        checkpoint_id = f"{run.run_id}@{pc}"
+        # no checkpoint named: the service binds the newest of the run's thread, or refuses
+        checkpoint_id = None if step.get("no_checkpoint") else f"{run.run_id}@{pc}"
         turn = canonical_json({"run_id": run.run_id, "pc": pc})
         published = []
         for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
@@ -509,6 +515,25 @@ class Harness:
             published.append(self._publish(rec))
         self._save(run, state, RunStatus.PAUSED)
         raise InvocationPaused(tuple(published))
+
+    def _ask_in_handlers(self, run: RunRecord, state: dict[str, Any], pc: int,
+                         step: dict[str, Any]) -> None:
+        """Ask inside user code: ``try / except Exception / finally`` around the pause point,
+        each handler applying its key once to the world when it runs.  The pause signal is no
+        ``Exception``: it passes the catch-all and runs the cleanup on its way to the runner
+        (pause.signal.base-exception, pause.signal.single-catch).  Returns only when the
+        catch-all swallowed an ordinary error (a refused pause, say)."""
+        handlers: dict[str, Any] = step["handlers"]
+        catch_all, cleanup = handlers.get("catch_all"), handlers.get("cleanup")
+        try:
+            self._ask(run, state, pc, step)
+        except Exception:  # noqa: BLE001 - the user's catch-all, the case being realised
+            if not catch_all:
+                raise
+            self.world.apply(run.run_id, str(catch_all))
+        finally:
+            if cleanup:
+                self.world.apply(run.run_id, str(cleanup))
 
     def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
         """An effect journalled started and not finished: its outcome is unknown.  Open a

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+import attrs
+
 from ..ports import CheckpointStore, EffectJournal, Ledger, PayloadStore, RunStore
 
 
@@ -41,3 +43,21 @@ class StoreBundle(Protocol):
     def runs(self) -> RunStore: ...
 
     def close(self) -> None: ...
+
+
+@attrs.frozen
+class PortBundle:
+    """A store bundle assembled from facets of other bundles -- say a durable ledger beside
+    volatile checkpoints -- so that wiring can be tried with any mix (``wiring.consistent``:
+    :func:`pausepoint.compose.compose` refuses the inconsistent ones).  It owns nothing:
+    closing it closes none of the stores its facets come from."""
+
+    ledger: Ledger
+    checkpoints: CheckpointStore
+    payloads: PayloadStore
+    effects: EffectJournal
+    runs: RunStore
+    durable: bool = False
+
+    def close(self) -> None:
+        pass

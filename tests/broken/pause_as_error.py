@@ -1,0 +1,50 @@
+"""Broken: a runner that catches everything in one ``except BaseException`` and reports it as a
+failure -- the pause signal included.  A paused run ends in ``error``: its pause is published
+and live, but whoever watches the run is told it failed.  Must fail
+``pause.signal.single-catch``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from _base import main
+
+from pausepoint.runner import EventKind, InvocationCancelled, RunEvent, RunIdentity, _running
+from pausepoint_conformance.protocol import ResetArgs, Result
+from pausepoint_conformance.reference_adapter import ReferenceAdapter, _RecordingRunner
+
+EXPECTED = ("pause.signal.single-catch",)
+
+
+class CatchAllRunner(_RecordingRunner):
+    def invoke(self, identity: RunIdentity, body: Callable[..., Any]) -> list[RunEvent]:
+        events: list[RunEvent] = []
+        with _running(identity):
+            try:
+                result = body(events.append)
+            except InvocationCancelled:
+                events.append(RunEvent(EventKind.CANCELLED))
+            except BaseException as exc:  # noqa: BLE001 - the bug: the pause is "a failure"
+                events.append(RunEvent(EventKind.ERROR, f"{type(exc).__name__}: {exc}"))
+            else:
+                events.append(RunEvent(EventKind.DONE, result))
+        self.last = events
+        return events
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: the runner reports the pause as an error"
+
+    def reset(self, args: ResetArgs) -> Result[Any]:
+        result = super().reset(args)
+        self.harness.runner = CatchAllRunner()
+        return result
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)

@@ -1,0 +1,64 @@
+"""Broken: the pause signal is an ordinary exception.  The pause point raises an ``Exception``
+subclass that the runner translates into the pause -- which works until user code between the
+two has a catch-all: it swallows the pause, and the run goes on as if nobody had been asked.
+Must fail ``pause.signal.base-exception``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from _base import main
+
+from pausepoint.harness import Harness
+from pausepoint.runner import InvocationPaused, RunEvent, RunIdentity
+from pausepoint_conformance.protocol import ResetArgs, Result
+from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter, _RecordingRunner
+
+EXPECTED = ("pause.signal.base-exception",)
+
+
+class PausedError(Exception):  # the bug: an Exception, so `except Exception` catches it
+    def __init__(self, interrupts: Any) -> None:
+        super().__init__("paused")
+        self.interrupts = interrupts
+
+
+class ExceptionHarness(Harness):
+    def _ask(self, run: Any, state: Any, pc: int, step: Any) -> None:
+        try:
+            super()._ask(run, state, pc, step)
+        except InvocationPaused as signal:
+            raise PausedError(signal.interrupts) from None
+
+
+class TranslatingRunner(_RecordingRunner):
+    """Turns the ordinary exception back into the pause signal at the top."""
+
+    def invoke(self, identity: RunIdentity, body: Callable[..., Any]) -> list[RunEvent]:
+        def translated(emit: Any) -> Any:
+            try:
+                return body(emit)
+            except PausedError as exc:
+                raise InvocationPaused(exc.interrupts) from None
+        return super().invoke(identity, translated)
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: the pause signal is an Exception"
+
+    def make_harness(self, **kw: Any) -> Harness:
+        return ExceptionHarness(interactions=INTERACTIONS, **kw)
+
+    def reset(self, args: ResetArgs) -> Result[Any]:
+        result = super().reset(args)
+        self.harness.runner = TranslatingRunner()
+        return result
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)
