@@ -49,6 +49,15 @@ def only(rep_pauses: list[PublishedPause], ctx: Ctx, clause_id: str, n: int = 1,
     return rep_pauses
 
 
+def answer_to_end(ctx: Ctx, p: PublishedPause, after: str = "b") -> None:
+    """Answer ``p``: its run must go on to its end, running the effect ``after`` once."""
+    data = ctx.resume(p, YES)
+    ctx.expect(data.run.status == "done", "resume.continuation.recorded-turn", "done",
+               data.run.status.value, "the run must continue to its end")
+    ctx.expect_count(p.run_id, after, 1, "resume.continuation.recorded-turn",
+                     "the effect after the pause must run once")
+
+
 def basic(ctx: Ctx, run_id: str = "r1", name: str = "approve", **kw: Any) -> PublishedPause:
     """[effect a, ask, effect b, end] started and paused: its one pause."""
     rep = ctx.start([effect("a"), ask(name, {"amount": 5}), effect("b"), end()], run_id, **kw)
@@ -90,13 +99,9 @@ def _continues(ctx: Ctx) -> None:
     ctx.expect_count("r1", "a", 1, "effect.at-most-once")
     ctx.expect_count("r1", "b", 0, "resume.continuation.recorded-turn",
                      "nothing after the pause may run before it is answered")
-    data = ctx.resume(p, YES)
-    ctx.expect(data.run.status == "done", "resume.continuation.recorded-turn", "done",
-               data.run.status.value, "the run must continue to its end")
+    answer_to_end(ctx, p)
     ctx.expect_count("r1", "a", 1, "effect.at-most-once",
                      "the effect before the pause ran again on resume")
-    ctx.expect_count("r1", "b", 1, "resume.continuation.recorded-turn",
-                     "the effect after the pause must run once")
     ctx.expect_phase(p, "consumed", "resume.consume.at-most-once")
 
 
@@ -318,13 +323,9 @@ def _signal_passes(ctx: Ctx) -> None:
     ctx.phase(p)
     ctx.expect_count("r1", "b", 0, "pause.signal.base-exception",
                      "the run went past its pause point before the answer")
-    data = ctx.resume(p, YES)
-    ctx.expect(data.run.status == "done", "resume.continuation.recorded-turn", "done",
-               data.run.status.value, "after the answer the run goes on to its end")
+    answer_to_end(ctx, p)
     ctx.expect_count("r1", "caught", 0, "pause.signal.base-exception",
                      "the catch-all caught something on the way to the end")
-    ctx.expect_count("r1", "b", 1, "resume.continuation.recorded-turn",
-                     "the effect after the pause must run once")
 
 
 @check("core/turn-write-failed",

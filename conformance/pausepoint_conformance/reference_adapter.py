@@ -195,6 +195,10 @@ class ReferenceAdapter:
                        ttl_ms=ttl_ms, interactions=INTERACTIONS,
                        durable_restart=durable_restart)
 
+    def make_runner(self) -> Runner:
+        """The runner every harness of this adapter invokes runs with."""
+        return _RecordingRunner()
+
     def compose(self, **parts: Any) -> Deployment:
         """The composition function (:func:`pausepoint.compose.compose`)."""
         return compose(**parts)
@@ -259,7 +263,7 @@ class ReferenceAdapter:
             h = self.make_harness(open_bundle=self._opener(), signer=self._ring,
                                   clock=ManualClock(0), world=self._world, ttl_ms=args.ttl_ms,
                                   durable_restart=self.store != "memory")
-            h.runner = _RecordingRunner()
+            h.runner = self.make_runner()
             self._h = h
             return Ok(data=Empty())
 
@@ -455,7 +459,7 @@ class ReferenceAdapter:
             except Exception as exc:  # noqa: BLE001
                 return errored_from(exc)
             for s in servers:
-                s.runner = _RecordingRunner()
+                s.runner = self.make_runner()
             barrier = threading.Barrier(len(servers))
             results: list[ResumeResult | None] = [None] * len(servers)
 

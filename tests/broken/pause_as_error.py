@@ -10,8 +10,7 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.runner import EventKind, InvocationCancelled, RunEvent, RunIdentity, _running
-from pausepoint_conformance.protocol import ResetArgs, Result
+from pausepoint.runner import EventKind, InvocationCancelled, RunEvent, RunIdentity, Runner, _running
 from pausepoint_conformance.reference_adapter import ReferenceAdapter, _RecordingRunner
 
 EXPECTED = ("pause.signal.single-catch",)
@@ -36,10 +35,8 @@ class CatchAllRunner(_RecordingRunner):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: the runner reports the pause as an error"
 
-    def reset(self, args: ResetArgs) -> Result[Any]:
-        result = super().reset(args)
-        self.harness.runner = CatchAllRunner()
-        return result
+    def make_runner(self) -> Runner:
+        return CatchAllRunner()
 
 
 def make() -> Broken:

@@ -11,8 +11,7 @@ from typing import Any
 from _base import main
 
 from pausepoint.harness import Harness
-from pausepoint.runner import InvocationPaused, RunEvent, RunIdentity
-from pausepoint_conformance.protocol import ResetArgs, Result
+from pausepoint.runner import InvocationPaused, RunEvent, RunIdentity, Runner
 from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter, _RecordingRunner
 
 EXPECTED = ("pause.signal.base-exception",)
@@ -50,10 +49,8 @@ class Broken(ReferenceAdapter):
     def make_harness(self, **kw: Any) -> Harness:
         return ExceptionHarness(interactions=INTERACTIONS, **kw)
 
-    def reset(self, args: ResetArgs) -> Result[Any]:
-        result = super().reset(args)
-        self.harness.runner = TranslatingRunner()
-        return result
+    def make_runner(self) -> Runner:
+        return TranslatingRunner()
 
 
 def make() -> Broken:
