@@ -25,8 +25,8 @@ Examples:
   pausepoint conform --vectors vectors --no-checks
 
 Exit status:
-  0  every clause the implementation claims passed (or cannot be observed through the
-     protocol), and at least one check or vector ran and passed; with --only or
+  0  every clause the implementation claims passed, and at least one check or vector ran
+     and passed; with --only or
      --no-checks, clauses that nothing selected cites are reported untested instead
   1  some claimed clause failed, errored or was only skipped; or nothing ran
   2  bad arguments (an unknown adapter spelling, an unreadable vector file)
