@@ -1,0 +1,597 @@
+"""LangGraph behind the adapter port: the protocol's scripted runs realised with LangGraph's
+own primitives -- ``StateGraph``, ``interrupt``, ``Command(resume=...)`` and a checkpointer --
+the way a careful but ordinary LangGraph user builds pause and resume, with no pausepoint
+machinery (no ledger, no signed token, no expiry, no effect journal).  What the suite reports
+is what LangGraph itself guarantees (``docs/peers.md``)::
+
+    pausepoint conform --adapter pausepoint_conformance.peers.langgraph_peer:make
+    pausepoint conform --adapter pausepoint_conformance.peers.langgraph_peer:make_sqlite
+
+``make`` keeps threads in an ``InMemorySaver``, ``make_sqlite`` in a ``SqliteSaver`` file.
+
+**A script is a graph**, one node per step, chained: an ``effect`` node applies its key to the
+world; an ``interrupt`` node calls ``interrupt(payload, response_schema=dict[str, Any])`` --
+LangGraph's own check that an answer is a JSON object -- and stores the answer; ``names`` are
+parallel branches, each interrupting, joined before the next step; a ``gate`` node asks
+:class:`pausepoint.gate.ThresholdGate` (the script's policy) and interrupts only when it says
+ask, a denial ending the run through a conditional edge; ``end`` is ``END``.  ``handlers``
+are a ``try / except Exception / finally`` around ``interrupt()`` in the node.
+``checkpoint: "none"`` compiles the run's graph with no checkpointer; ``checkpoint_write:
+"fail"`` makes the checkpointer's write of that node's interrupt raise.  Effect faults
+are skipped: LangGraph has no effect journal to crash inside of (a node a crash interrupts is
+simply run again).
+
+**A published pause** is an ``Interrupt`` of the thread's state: its id is the interrupt id,
+its name the question the node asks, and its token ``"<thread id>:<interrupt id>"`` -- what
+a LangGraph integration puts behind a button (the thread id is the run id).  It is resumable
+when the graph has a checkpointer, and ``expires_at`` is :data:`NO_EXPIRY`, a constant:
+LangGraph interrupts never expire.
+
+**A resume** reads the state of the thread the token names and answers it with
+``Command(resume=response)`` -- or ``Command(resume={interrupt_id: response})`` when several
+interrupts are pending -- from the checkpoint it read.  Session, scope, responder and run id are
+not looked at: LangGraph has no such binding.  LangGraph refuses only an answer its
+``response_schema`` rejects (refused ``response_invalid``); an unknown thread is refused
+``pause_unknown``; anything else it raises is reported errored.  A resume is ``replayed`` when
+LangGraph ran no node to its end (a finished thread returns its final state and runs
+nothing).  ``pause_state`` is read from the checkpoints: ``resumable`` while the interrupt is
+pending, ``consumed`` once a checkpoint no longer has it.
+
+**Claimed groups** -- only those LangGraph has a mechanism for:
+
+* ``core``;
+* ``replay``: a resume of a finished thread returns its final state without running anything,
+  and users expect a repeated click to be recognised rather than answer anew;
+* ``multi-pause``: parallel branches interrupting at once, answered by interrupt id;
+* ``concurrency``: many app instances share one checkpointer -- how LangGraph servers scale --
+  so ``race_resume`` gives every request an app instance of its own on the shared
+  checkpointer, each reading the thread's state and all invoking together;
+* ``durability`` (``make_sqlite`` only): a new app on the same SQLite file (``crash_restart``)
+  finds every thread where it stopped and continues, with ``invoke(None)``, a thread that
+  stopped between nodes.
+
+Not claimed: ``tokens`` (thread and interrupt ids are plain identifiers, nothing is signed),
+``expiry`` (no clock), ``lineage`` (nothing binds a resume to a run or session), ``cancel``
+(the library cannot cancel a paused thread), ``unknown-outcome`` (no effect journal).
+``cancel``, ``advance_clock`` and ``reconcile`` answer skipped; the optional operations
+(``status``, ``rotate_key``, ``retire_key``, ``wiring``) are not offered.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from typing import Annotated, Any, Final, Protocol, TypeVar, TypedDict
+
+import attrs
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.errors import is_invalid_resume
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Interrupt, StateSnapshot, interrupt
+from pydantic import JsonValue
+
+from pausepoint.clauses import ErrorCode, Group
+from pausepoint.gate import Decision, ThresholdGate
+from pausepoint.harness import MemoryWorld
+
+from .. import __version__ as suite_version
+from ..port import errored_from
+from ..protocol import (
+    PROTOCOL_VERSION,
+    AdvanceClockArgs,
+    CancelArgs,
+    CancelData,
+    ClockData,
+    CountData,
+    CrashRestartArgs,
+    EffectCountArgs,
+    EffectStep,
+    Empty,
+    EndStep,
+    Errored,
+    GateStep,
+    Handlers,
+    HelloArgs,
+    HelloData,
+    Implementation,
+    InterruptStep,
+    Ok,
+    PauseKind,
+    PauseStateArgs,
+    PhaseData,
+    PublishedPause,
+    RaceData,
+    RaceResumeArgs,
+    ReconcileArgs,
+    Refused,
+    ResetArgs,
+    RestartData,
+    Result,
+    ResumeArgs,
+    ResumeData,
+    ResumeResult,
+    RunReport,
+    RunStatus,
+    Skipped,
+    StartArgs,
+    Step,
+)
+
+T = TypeVar("T")
+
+NO_EXPIRY: Final[int] = 2**53 - 1
+"""``expires_at`` of every published pause: LangGraph interrupts never expire, and the
+protocol wants an integer (this is the largest one JSON carries exactly)."""
+
+ANY_OBJECT: Final = dict[str, Any]
+"""The ``response_schema`` of every interrupt: the protocol's interactions take any JSON
+object as an answer."""
+
+TOKEN_SEPARATOR: Final[str] = ":"
+
+CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.REPLAY, Group.MULTI_PAUSE,
+                                     Group.CONCURRENCY)
+
+
+def _merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    return {**old, **new}
+
+
+class RunState(TypedDict, total=False):
+    """A scripted run's graph state: each question's answer by node, and a gate's denial."""
+
+    answers: Annotated[dict[str, Any], _merge]
+    denied: str
+
+
+class _Node(Protocol):
+    """A node function of a run's graph."""
+
+    def __call__(self, state: RunState) -> dict[str, Any]: ...
+
+
+class CheckpointWriteFailed(Exception):
+    """The checkpointer's write of an interrupt failed (``checkpoint_write: "fail"``)."""
+
+
+class _FailingWrites(BaseCheckpointSaver[str]):
+    """A checkpointer whose write of an interrupt raised by one of the ``failing`` (thread,
+    node) pairs fails, as a full disk or a lost database connection would make it."""
+
+    failing: set[tuple[str, str]]
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                   task_id: str, task_path: str = "") -> None:
+        thread = str(config.get("configurable", {}).get("thread_id", ""))
+        node = task_path.rpartition(", ")[2]  # "~__pregel_pull, <node>"
+        if (thread, node) in self.failing and any(
+                isinstance(v, Sequence) and any(isinstance(i, Interrupt) for i in v)
+                for _, v in writes):
+            raise CheckpointWriteFailed(f"the write of {node}'s interrupt failed")
+        super().put_writes(config, writes, task_id, task_path)
+
+
+class _MemorySaver(_FailingWrites, InMemorySaver):
+    pass
+
+
+class _SqliteSaver(_FailingWrites, SqliteSaver):
+    pass
+
+
+@attrs.frozen
+class _Question:
+    """What an interrupting node asks: the interaction name and a tool pause's call id."""
+
+    name: str
+    tool_call_id: str = ""
+
+
+class _Unrealisable(Exception):
+    """A script step with no LangGraph realisation (answered skipped)."""
+
+
+@attrs.define
+class _Run:
+    """A started run: its graph (the user's code, redeployed after a restart), what each
+    interrupting node asks, and whether the graph has a checkpointer."""
+
+    run_id: str
+    graph: StateGraph[RunState, None, RunState, RunState]
+    questions: dict[str, _Question]
+    checkpointed: bool
+
+    @property
+    def config(self) -> RunnableConfig:
+        return {"configurable": {"thread_id": self.run_id}}
+
+
+App = CompiledStateGraph[RunState, None, RunState, RunState]
+
+
+@attrs.frozen
+class _Resolved:
+    """A resume resolved against the thread's state: what it will send, from which
+    checkpoint, and the interrupts pending there (node, interrupt id)."""
+
+    run: _Run
+    app: App
+    interrupt_id: str
+    snapshot: StateSnapshot
+    command: Command[Any]
+    pending: tuple[tuple[str, str], ...]
+
+
+def _attempt(fn: Callable[[], T]) -> T | Refused | Errored:
+    """``fn()``, or the refusal or error it raised: LangGraph's rejection of an answer by
+    the interrupt's ``response_schema`` is its one refusal."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
+        if is_invalid_resume(exc):
+            return Refused(code=ErrorCode.RESPONSE_INVALID.value,
+                           message=f"LangGraph's response_schema rejected the answer: "
+                                   f"{str(exc).splitlines()[0]}",
+                           clause="resume.response.schema")
+        return errored_from(exc)
+
+
+def _result(value: T | Refused | Errored) -> Result[T]:
+    if isinstance(value, (Refused, Errored)):
+        return value
+    return Ok(data=value)
+
+
+class LangGraphAdapter:
+    """The protocol's scripted runs as LangGraph graphs; ``store`` is ``memory``
+    (``InMemorySaver``) or ``sqlite`` (``SqliteSaver`` on a file in a private temporary
+    directory made under ``scratch`` or the system's temporary directory, emptied of its threads at each reset and removed by :meth:`close`)."""
+
+    def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
+        if store not in ("memory", "sqlite"):
+            raise ValueError(f"store must be memory or sqlite, not {store!r}")
+        self.store = store
+        self._dir = tempfile.mkdtemp(prefix="pausepoint-langgraph-", dir=scratch)
+        self._path = os.path.join(self._dir, "threads.sqlite")
+        self._conn: sqlite3.Connection | None = None
+        self._failing: set[tuple[str, str]] = set()
+        self._saver: _FailingWrites = self._open_saver()
+        self._world = MemoryWorld()
+        self._runs: dict[str, _Run] = {}
+        self._apps: dict[str, App] = {}
+
+    # -- the checkpointer --------------------------------------------------------------------
+
+    def _open_saver(self) -> _FailingWrites:
+        saver: _FailingWrites
+        if self.store == "memory":
+            saver = _MemorySaver()
+        else:
+            self._conn = sqlite3.connect(self._path, check_same_thread=False)
+            saver = _SqliteSaver(self._conn)
+        saver.failing = self._failing
+        return saver
+
+    def _close_saver(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        self._close_saver()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    # -- a script as a graph -----------------------------------------------------------------
+
+    def _effect_node(self, run_id: str, key: str) -> _Node:
+        def effect(state: RunState) -> dict[str, Any]:
+            self._world.apply(run_id, key)
+            return {}
+        return effect
+
+    def _ask_node(self, run_id: str, node: str, payload: JsonValue,
+                  handlers: Handlers | None) -> _Node:
+        catch_all = handlers.catch_all if handlers else None
+        cleanup = handlers.cleanup if handlers else None
+
+        def ask(state: RunState) -> dict[str, Any]:
+            try:
+                answer = interrupt(payload, response_schema=ANY_OBJECT)
+            except Exception:  # the user's catch-all around the pause point
+                if catch_all is None:
+                    raise
+                self._world.apply(run_id, catch_all)
+                return {}
+            finally:
+                if cleanup is not None:
+                    self._world.apply(run_id, cleanup)
+            return {"answers": {node: answer}}
+        return ask
+
+    @staticmethod
+    def _gate_node(node: str, step: GateStep) -> _Node:
+        def gate(state: RunState) -> dict[str, Any]:
+            verdict = ThresholdGate(step.allow_up_to, step.deny_over)(
+                "gate", {"amount": step.amount})
+            if verdict.decision == Decision.DENY:
+                return {"denied": verdict.reason}
+            if verdict.decision == Decision.ASK:
+                answer = interrupt({"amount": step.amount, "reason": verdict.reason},
+                                   response_schema=ANY_OBJECT)
+                return {"answers": {node: answer}}
+            return {}
+        return gate
+
+    def _define(self, run_id: str, script: Sequence[Step]) -> _Run:
+        """The run's graph: one node per step (a node per name for several questions at
+        once), chained; a gate's denial routes to the end."""
+        graph = StateGraph(RunState)
+        questions: dict[str, _Question] = {}
+        failing: set[tuple[str, str]] = set()
+        checkpointed = True
+        layers: list[tuple[list[str], bool]] = []  # each step's nodes; is it a gate
+        for i, step in enumerate(script):
+            node = f"step{i}"
+            if isinstance(step, EndStep):
+                break
+            if isinstance(step, EffectStep):
+                if step.fault is not None:
+                    raise _Unrealisable(
+                        f"effect fault {step.fault.value}: LangGraph has no effect journal to "
+                        "crash inside of; a node a crash interrupts is simply run again")
+                graph.add_node(node, self._effect_node(run_id, step.key))
+                layers.append(([node], False))
+            elif isinstance(step, GateStep):
+                graph.add_node(node, self._gate_node(node, step))
+                questions[node] = _Question("approve")
+                layers.append(([node], True))
+            else:
+                assert isinstance(step, InterruptStep)
+                checkpointed = checkpointed and step.checkpoint != "none"
+                nodes = []
+                for j, name in enumerate(step.all_names()):
+                    branch = f"{node}_{j}"
+                    graph.add_node(branch, self._ask_node(run_id, branch, step.payload,
+                                                          step.handlers))
+                    questions[branch] = _Question(name, step.tool_call_id or "")
+                    if step.checkpoint_write == "fail":
+                        failing.add((run_id, branch))
+                    nodes.append(branch)
+                layers.append((nodes, False))
+        previous, after_gate = [START], False
+        for nodes, is_gate in [*layers, ([END], False)]:
+            if after_gate:
+                targets = list(nodes)
+                graph.add_conditional_edges(
+                    previous[0], lambda s, t=targets: END if "denied" in s else t)
+            else:
+                for n in nodes:
+                    graph.add_edge(previous[0] if len(previous) == 1 else previous, n)
+            previous, after_gate = nodes, is_gate
+        self._failing.update(failing)
+        return _Run(run_id=run_id, graph=graph, questions=questions, checkpointed=checkpointed)
+
+    def _app(self, run: _Run, fresh: bool = False) -> App:
+        """The run's compiled graph (``fresh``: another app instance on the same
+        checkpointer, as another server would have)."""
+        if fresh or run.run_id not in self._apps:
+            app = run.graph.compile(checkpointer=self._saver if run.checkpointed else None)
+            if fresh:
+                return app
+            self._apps[run.run_id] = app
+        return self._apps[run.run_id]
+
+    # -- invoking and reporting --------------------------------------------------------------
+
+    @staticmethod
+    def _invoke(app: App, value: Any, config: RunnableConfig) -> tuple[list[dict[str, Any]],
+                                                                       bool]:
+        """Run one invocation: the tasks it finished (stream mode ``tasks``) and whether it
+        failed on a checkpoint write."""
+        finished: list[dict[str, Any]] = []
+        try:
+            for event in app.stream(value, config, stream_mode="tasks"):
+                if isinstance(event, dict) and "interrupts" in event:
+                    finished.append(event)
+        except CheckpointWriteFailed:
+            return finished, True
+        return finished, False
+
+    def _publish(self, run: _Run, node: str, interrupt_id: str,
+                 payload: Any) -> PublishedPause:
+        q = run.questions[node]
+        return PublishedPause(
+            interrupt_id=interrupt_id, run_id=run.run_id, name=q.name, kind=PauseKind.ASK,
+            payload=payload, token=f"{run.run_id}{TOKEN_SEPARATOR}{interrupt_id}",
+            resumable=run.checkpointed, expires_at=NO_EXPIRY, tool_call_id=q.tool_call_id)
+
+    def _live(self, run: _Run) -> list[PublishedPause]:
+        """The run's pending interrupts, read from its checkpointed state."""
+        if not run.checkpointed:
+            return []
+        snap = self._app(run).get_state(run.config)
+        return [self._publish(run, t.name, i.id, i.value) for t in snap.tasks
+                for i in t.interrupts]
+
+    def _report(self, run: _Run, finished: list[dict[str, Any]], failed: bool,
+                ran: bool = True) -> RunReport:
+        if run.checkpointed:
+            pauses = self._live(run)
+        else:  # no checkpointer, no state: what the invocation itself returned
+            pauses = [self._publish(run, e["name"], i["id"], i["value"]) for e in finished
+                      for i in e["interrupts"]]
+        status = RunStatus.ERROR if failed else RunStatus.PAUSED if pauses else RunStatus.DONE
+        return RunReport(run_id=run.run_id, status=status,
+                         events=[status.value] if ran else [], pauses=pauses)
+
+    # -- the operations ----------------------------------------------------------------------
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        saver = "InMemorySaver" if self.store == "memory" else "SqliteSaver"
+        groups = [*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])]
+        return Ok(data=HelloData(
+            implementation=Implementation(
+                name=f"langgraph ({saver})", version=version("langgraph"), language="python",
+                homepage="https://github.com/langchain-ai/langgraph"),
+            protocol=PROTOCOL_VERSION, groups=groups,
+            notes=f"plain LangGraph: StateGraph, interrupt, Command(resume=...), {saver}; "
+                  f"token = thread id:interrupt id; no expiry; suite {suite_version}"))
+
+    def reset(self, args: ResetArgs) -> Result[Empty]:
+        def go() -> Empty:
+            if self.store == "memory":
+                self._saver = self._open_saver()
+            else:  # one file for the adapter, emptied at each reset
+                for run_id in self._runs:
+                    self._saver.delete_thread(run_id)
+            self._failing.clear()
+            self._world = MemoryWorld()
+            self._runs, self._apps = {}, {}
+            return Empty()
+        return _result(_attempt(go))
+
+    def start(self, args: StartArgs) -> Result[RunReport]:
+        try:
+            run = self._define(args.run_id, args.script)
+        except _Unrealisable as exc:
+            return Skipped(reason=str(exc))
+
+        def go() -> RunReport:
+            self._runs[run.run_id] = run
+            self._apps.pop(run.run_id, None)
+            finished, failed = self._invoke(self._app(run), {}, run.config)
+            return self._report(run, finished, failed)
+        return _result(_attempt(go))
+
+    def _resolve(self, args: ResumeArgs, fresh: bool = False) -> _Resolved | Refused:
+        """Read the state of the thread the token names and choose the command."""
+        thread, _, interrupt_id = args.token.rpartition(TOKEN_SEPARATOR)
+        run = self._runs.get(thread)
+        if run is None:
+            return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                           message=f"no thread {thread!r}")
+        app = self._app(run, fresh)
+        snap = app.get_state(run.config)
+        pending = tuple((t.name, i.id) for t in snap.tasks for i in t.interrupts)
+        command: Command[Any] = Command(resume={interrupt_id: args.response}
+                                        if len(pending) > 1 else args.response)
+        return _Resolved(run=run, app=app, interrupt_id=interrupt_id, snapshot=snap,
+                         command=command, pending=pending)
+
+    def _answer(self, r: _Resolved) -> ResumeData:
+        """Send the command from the checkpoint it was resolved against.  It answered the
+        pending interrupts whose node finished, and it is a replay when no node finished."""
+        finished, failed = self._invoke(r.app, r.command, r.snapshot.config)
+        done = {e["name"] for e in finished if not e["interrupts"] and e.get("error") is None}
+        answered = [iid for node, iid in r.pending if node in done]
+        replayed = not done and not failed
+        return ResumeData(
+            replayed=replayed,
+            interrupt_id=r.interrupt_id if r.interrupt_id in answered or not answered
+            else answered[0],
+            run=self._report(r.run, finished, failed, ran=not replayed))
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                barrier: threading.Barrier | None = None) -> ResumeResult:
+        resolved = _attempt(lambda: self._resolve(args, fresh))
+        if barrier is not None:  # every racer has read the state: now all answer together
+            try:
+                barrier.wait(timeout=10)
+            except threading.BrokenBarrierError:
+                pass
+        if isinstance(resolved, (Refused, Errored)):
+            return resolved
+        return _result(_attempt(lambda: self._answer(resolved)))
+
+    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
+        return self._resume(args)
+
+    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
+        """Each request goes to an app instance of its own on the shared checkpointer, as to a
+        separate server; each reads the thread's state, then all answer together."""
+        barrier = threading.Barrier(len(args.requests))
+        results: list[ResumeResult | None] = [None] * len(args.requests)
+
+        def one(i: int) -> None:
+            results[i] = self._resume(args.requests[i], fresh=True, barrier=barrier)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(results))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return Ok(data=RaceData(results=[
+            r if r is not None else Skipped(reason="the resume did not finish")
+            for r in results]))
+
+    def cancel(self, args: CancelArgs) -> Result[CancelData]:
+        return Skipped(reason="LangGraph cannot cancel a paused thread (a thread is never "
+                              "resumed, or deleted with its checkpoints)")
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
+        return Skipped(reason="LangGraph interrupts have no clock: they never expire")
+
+    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
+        return Skipped(reason="LangGraph has no effect journal, so no outcome is ever "
+                              "unknown to it")
+
+    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
+        """The process dies: a new checkpointer on the same file (``sqlite``; an empty one for
+        ``memory``) and the graphs compiled anew; a thread stopped between nodes is
+        continued with ``invoke(None)``."""
+        def go() -> RestartData:
+            self._close_saver()
+            self._saver, self._apps = self._open_saver(), {}
+            reports = []
+            for run in self._runs.values():
+                if not run.checkpointed:
+                    continue
+                snap = self._app(run).get_state(run.config)
+                if snap.next and not snap.interrupts:
+                    finished, failed = self._invoke(self._app(run), None, run.config)
+                    reports.append(self._report(run, finished, failed))
+            return RestartData(runs=reports,
+                               pauses=[p for run in self._runs.values()
+                                       for p in self._live(run)])
+        return _result(_attempt(go))
+
+    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
+        """``resumable`` while some thread has the interrupt pending, ``consumed`` once only
+        its history has it."""
+        def go() -> PhaseData | Refused:
+            iid = args.interrupt_id
+            for run in self._runs.values():
+                if not run.checkpointed:
+                    continue
+                app = self._app(run)
+                if any(i.id == iid for i in app.get_state(run.config).interrupts):
+                    return PhaseData(phase="resumable")
+                if any(i.id == iid for snap in app.get_state_history(run.config)
+                       for t in snap.tasks for i in t.interrupts):
+                    return PhaseData(phase="consumed")
+            return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                           message=f"no thread has an interrupt {iid!r}")
+        res = _attempt(go)
+        return res if isinstance(res, (Refused, Errored)) else Ok(data=res)
+
+    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
+        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
+
+
+def make() -> LangGraphAdapter:
+    """LangGraph with an ``InMemorySaver``."""
+    return LangGraphAdapter("memory")
+
+
+def make_sqlite() -> LangGraphAdapter:
+    """LangGraph with a ``SqliteSaver`` (claims durability)."""
+    return LangGraphAdapter("sqlite")
