@@ -28,6 +28,7 @@ the stdio protocol, and the suite must fail it for the clause its bug breaks (an
 | pause_as_error | a runner catching `BaseException` reports the pause as an error | `pause.signal.single-catch` |
 | wiring_unchecked | a composition function that wires whatever it is given | `wiring.consistent` |
 | ask_tool_always | the ask-the-user tool offered with no interaction registered | `wiring.no-interaction-no-tool` |
+| answer_goes_next | a resume routed to what the run waits on now, not the token's pause | `replay.same-response` |
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def test_there_is_one_broken_implementation_per_clause_family() -> None:
             "resumable_early", "rerun_pre_pause", "unknown_retried", "cancel_ignored",
             "replay_any", "sibling_disturbed", "refusal_side_effect", "checkpoint_optional",
             "signal_is_exception", "pause_as_error", "wiring_unchecked",
-            "ask_tool_always"} <= names
+            "ask_tool_always", "answer_goes_next"} <= names
     groups = {CLAUSE_BY_ID[load(p).EXPECTED[0]].group for p in IMPLEMENTATIONS}
     assert len(groups) >= 8, groups
 

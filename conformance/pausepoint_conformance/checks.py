@@ -742,6 +742,28 @@ def _replay(ctx: Ctx) -> None:
     ctx.expect_phase(p, "consumed", "replay.same-response")
 
 
+@check("replay/next-question-pending",
+       "a repeated answer (a double click) while the run waits on its next question is a "
+       "replay: the next question stays pending, unanswered",
+       ["replay.same-response", "effect.at-most-once"])
+def _replay_next_pending(ctx: Ctx) -> None:
+    rep = ctx.start([ask("approve"), effect("b"), ask("confirm"), effect("c"), end()])
+    p = only(rep.pauses, ctx, "pause.published")[0]
+    q = only(ctx.resume(p, YES).run.pauses, ctx, "resume.continuation.recorded-turn")[0]
+    ctx.expect(q.name == "confirm", "resume.continuation.recorded-turn", "confirm", q.name,
+               "after the first answer the run must wait on its next question")
+    again = ctx.resume(p, YES, replayed=True)
+    ctx.expect(not again.run.pauses or [x.interrupt_id for x in again.run.pauses]
+               == [q.interrupt_id], "replay.same-response", [q.interrupt_id],
+               [x.interrupt_id for x in again.run.pauses],
+               "a replay must leave the run waiting on its next question")
+    ctx.expect_count("r1", "c", 0, "replay.same-response",
+                     "the repeated answer to the first question answered the next one")
+    ctx.expect_phase(q, "resumable", "replay.same-response")
+    ctx.expect_count("r1", "b", 1, "effect.at-most-once", "a replay ran the effect again")
+    answer_to_end(ctx, q, after="c")
+
+
 @check("replay/different-response",
        "answering a consumed pause with a different response is a conflict",
        ["replay.different-response.conflict", "lifecycle.refusal.no-change",
