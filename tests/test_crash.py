@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from pausepoint_conformance.crash import (
     Case, CrashReport, enumerate_crashes, postgres_factory, sqlite_factory,

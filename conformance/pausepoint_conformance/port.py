@@ -19,8 +19,10 @@ raises for something the implementation did; it reports it.
 
 from __future__ import annotations
 
+import threading
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .protocol import (
@@ -126,3 +128,36 @@ def optional_op(adapter: object, name: str) -> Callable[[Any], Any] | None:
 def errored_from(exc: BaseException) -> Errored:
     """An ``errored`` result carrying ``exc``'s traceback."""
     return Errored(traceback="".join(traceback.format_exception(exc)))
+
+
+def run_together(calls: Sequence[Callable[[Callable[[], None]], T]],
+                 timeout: float = 60.0) -> list[T | Errored]:
+    """Run each call in a thread of its own, as separate servers would (``race_resume``).
+    Each call gets ``together``: calling it waits until every call has called it (at most 10 s,
+    then it goes on alone), so that all of them do what follows at the same moment.  A call
+    that raises, or has not returned within ``timeout`` seconds in all, is answered errored."""
+    barrier = threading.Barrier(len(calls))
+
+    def together() -> None:
+        try:
+            barrier.wait(timeout=10)
+        except threading.BrokenBarrierError:
+            pass
+
+    results: list[T | Errored | None] = [None] * len(calls)
+
+    def one(i: int) -> None:
+        try:
+            results[i] = calls[i](together)
+        except Exception as exc:  # noqa: BLE001 - reported as the call's result
+            results[i] = errored_from(exc)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [r if r is not None else Errored(traceback=f"the call did not return within "
+                                                       f"{timeout:g} s")
+            for r in results]

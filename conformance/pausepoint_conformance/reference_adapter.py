@@ -37,7 +37,7 @@ from pausepoint.stores.base import PortBundle, StoreBundle
 from pausepoint.tokens import Ed25519Key, KeyRing
 
 from . import __version__ as suite_version
-from .port import errored_from
+from .port import errored_from, run_together
 from .protocol import (
     PROTOCOL_VERSION,
     AdvanceClockArgs,
@@ -76,7 +76,6 @@ from .protocol import (
     RotateKeyArgs,
     RunReport,
     RunStatus,
-    Skipped,
     StartArgs,
     StatusArgs,
     StatusData,
@@ -460,28 +459,19 @@ class ReferenceAdapter:
                 return errored_from(exc)
             for s in servers:
                 s.runner = self.make_runner()
-            barrier = threading.Barrier(len(servers))
-            results: list[ResumeResult | None] = [None] * len(servers)
 
-            def one(i: int) -> None:
-                try:
-                    barrier.wait(timeout=10)
-                except threading.BrokenBarrierError:
-                    pass
-                results[i] = self._guard(lambda: self._resume_with(servers[i],
-                                                                   args.requests[i]))
+            def server(i: int) -> Callable[[Callable[[], None]], ResumeResult]:
+                def go(together: Callable[[], None]) -> ResumeResult:
+                    together()
+                    result: ResumeResult = self._guard(
+                        lambda: self._resume_with(servers[i], args.requests[i]))
+                    return result
+                return go
 
-            threads = [threading.Thread(target=one, args=(i,)) for i in range(len(servers))]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            final: list[ResumeResult] = run_together([server(i) for i in range(len(servers))])
             if h.durable_restart:
                 for s in servers:
                     s.deployment.store.close()
-            final: list[ResumeResult] = [
-                r if r is not None else Skipped(reason="the resume did not finish")
-                for r in results]
             return Ok(data=RaceData(results=final))
 
 

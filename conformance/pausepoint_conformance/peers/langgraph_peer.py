@@ -63,7 +63,6 @@ import os
 import shutil
 import sqlite3
 import tempfile
-import threading
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from typing import Annotated, Any, Final, Protocol, TypeVar, TypedDict
@@ -84,7 +83,7 @@ from pausepoint.gate import Decision, ThresholdGate
 from pausepoint.harness import MemoryWorld
 
 from .. import __version__ as suite_version
-from ..port import errored_from
+from ..port import errored_from, run_together
 from ..protocol import (
     PROTOCOL_VERSION,
     AdvanceClockArgs,
@@ -501,13 +500,10 @@ class LangGraphAdapter:
             run=self._report(r.run, finished, failed, ran=not replayed))
 
     def _resume(self, args: ResumeArgs, fresh: bool = False,
-                barrier: threading.Barrier | None = None) -> ResumeResult:
+                together: Callable[[], None] | None = None) -> ResumeResult:
         resolved = _attempt(lambda: self._resolve(args, fresh))
-        if barrier is not None:  # every racer has read the state: now all answer together
-            try:
-                barrier.wait(timeout=10)
-            except threading.BrokenBarrierError:
-                pass
+        if together is not None:  # every racer has read the state: now all answer together
+            together()
         if isinstance(resolved, (Refused, Errored)):
             return resolved
         return _result(_attempt(lambda: self._answer(resolved)))
@@ -518,20 +514,10 @@ class LangGraphAdapter:
     def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
         """Each request goes to an app instance of its own on the shared checkpointer, as to a
         separate server; each reads the thread's state, then all answer together."""
-        barrier = threading.Barrier(len(args.requests))
-        results: list[ResumeResult | None] = [None] * len(args.requests)
-
-        def one(i: int) -> None:
-            results[i] = self._resume(args.requests[i], fresh=True, barrier=barrier)
-
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(results))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return Ok(data=RaceData(results=[
-            r if r is not None else Skipped(reason="the resume did not finish")
-            for r in results]))
+        def server(req: ResumeArgs) -> Callable[[Callable[[], None]], ResumeResult]:
+            return lambda together: self._resume(req, fresh=True, together=together)
+        results: list[ResumeResult] = run_together([server(r) for r in args.requests])
+        return Ok(data=RaceData(results=results))
 
     def cancel(self, args: CancelArgs) -> Result[CancelData]:
         return Skipped(reason="LangGraph cannot cancel a paused thread (a thread is never "
