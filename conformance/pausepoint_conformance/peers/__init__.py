@@ -2,5 +2,27 @@
 the suite measures what each framework guarantees by itself (``docs/peers.md``).
 
 Each peer needs its framework installed (the ``peers`` extra); importing this package does
-not import any of them.
+not import any of them.  :data:`PEERS` lists them; :mod:`.matrix` measures them and writes
+their matrices into the docs.
 """
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Peer:
+    """A framework measured by the suite: ``factory`` is the ``MODULE:CALLABLE`` spelling of
+    ``pausepoint conform --adapter`` for the variant the matrix publishes, ``doc`` the page (from
+    the repository root) whose generated block holds that matrix."""
+
+    name: str
+    factory: str
+    doc: str
+
+
+PEERS: tuple[Peer, ...] = (
+    Peer("LangGraph", "pausepoint_conformance.peers.langgraph_peer:make_sqlite",
+         "docs/peers/langgraph.md"),
+)

@@ -1,39 +1,43 @@
-"""A peer's conformance matrix: every clause with its verdict and the one-line reason, as the
-markdown table ``docs/peers.md`` publishes between :data:`BEGIN` and :data:`END`.
+"""The peers' conformance matrices: for each peer of :data:`~.PEERS`, every clause with its
+verdict and the one-line reason, as the markdown table its page publishes between
+:data:`BEGIN` and :data:`END`; and on ``docs/peers.md`` one table of every clause against every
+peer.
 
-The matrix is what these two commands report (the built-in checks, and the scenario vectors of
-the default generation)::
+A peer's matrix is what these two commands report (the built-in checks, and the scenario
+vectors of the default generation)::
 
     pausepoint scenarios --out vectors
-    pausepoint conform --vectors vectors \\
-        --adapter pausepoint_conformance.peers.langgraph_peer:make_sqlite
+    pausepoint conform --vectors vectors --adapter <the peer's factory>
 
-``python -m pausepoint_conformance.peers.matrix [docs/peers.md]`` rewrites the table in place;
-a test keeps the committed table equal to a fresh one.  Interrupt ids, which LangGraph derives
-from fresh checkpoint ids, are written as ``<id>`` so that the table does not change from one
-run to the next.
+``python -m pausepoint_conformance.peers.matrix`` rewrites every generated block in place (run
+it from the repository root); a test keeps the committed blocks equal to fresh ones.  Opaque
+ids a framework makes up (32 hex digits, UUIDs) are written as ``<id>`` so that the tables do
+not change from one run to the next.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from ..port import Adapter
+from pausepoint.clauses import CLAUSES
+
+from ..adapters import load_factory
 from ..report import LABEL
 from ..runner import Plan, SuiteResult, run_suite
 from ..vector_generator import generate
 from ..vectors import LoadedCase
+from . import PEERS, Peer
 
 BEGIN: Final[str] = "<!-- BEGIN GENERATED -->"
 END: Final[str] = "<!-- END GENERATED -->"
-ADAPTER: Final[str] = "pausepoint_conformance.peers.langgraph_peer:make_sqlite"
-DOC: Final[Path] = Path("docs/peers.md")
+OVERVIEW: Final[str] = "docs/peers.md"
 
-_ID: Final = re.compile(r"\b[0-9a-f]{32}\b")
+_ID: Final = re.compile(r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                        r"[0-9a-f]{12}\b")
 
 
 def default_vectors() -> tuple[LoadedCase, ...]:
@@ -44,11 +48,14 @@ def default_vectors() -> tuple[LoadedCase, ...]:
                  for name, vf in sorted(files.items()) for c in vf.cases)
 
 
-def measure(factory: Callable[[], Adapter], name: str = ADAPTER) -> SuiteResult:
-    """Every check and every default vector against the adapter ``factory`` makes."""
-    adapter = factory()
+@functools.cache
+def measure(peer: Peer) -> SuiteResult:
+    """Every check and every default vector against the peer's adapter (measured once per
+    process)."""
+    adapter = load_factory(peer.factory)()
     try:
-        return run_suite(adapter, adapter_name=name, plan=Plan(vectors=default_vectors()))
+        return run_suite(adapter, adapter_name=peer.factory,
+                         plan=Plan(vectors=default_vectors()))
     finally:
         adapter.close()
 
@@ -57,19 +64,38 @@ def _cell(text: str) -> str:
     return _ID.sub("<id>", " ".join(text.split())).replace("|", "\\|")
 
 
-def table(result: SuiteResult) -> str:
-    """The matrix as markdown: what was measured, the verdict counts, a row per clause."""
-    impl = result.header.get("implementation") or {}
+def tally(result: SuiteResult) -> str:
     counts: dict[str, int] = {}
     for v in result.clauses:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
-    tally = ", ".join(f"{counts[k]} {label}" for k, label in LABEL.items() if k in counts)
+    return ", ".join(f"{counts[k]} {label}" for k, label in LABEL.items() if k in counts)
+
+
+def table(result: SuiteResult) -> str:
+    """One peer's matrix as markdown: what was measured, the verdict counts, a row per
+    clause."""
+    impl = result.header.get("implementation") or {}
     lines = [f"Measured: {impl.get('name', result.header['adapter'])} {impl.get('version', '')}"
              f", claiming {', '.join(result.header.get('claimed', []))}.  "
-             f"{len(result.clauses)} clauses: {tally}.", "",
+             f"{len(result.clauses)} clauses: {tally(result)}.", "",
              "| clause | group | verdict | why |", "|---|---|---|---|"]
     lines += [f"| `{v.id}` | {v.group} | {LABEL.get(v.verdict, v.verdict)} | {_cell(v.why)} |"
               for v in result.clauses]
+    return "\n".join(lines)
+
+
+def overview(results: dict[Peer, SuiteResult]) -> str:
+    """Every clause against every peer: the verdict labels, and each peer's counts."""
+    peers = list(results)
+    here = Path(OVERVIEW).parent  # links relative to the overview page
+    head = "| clause | group | " + " | ".join(
+        f"[{p.name}]({Path(p.doc).relative_to(here).as_posix()})" for p in peers) + " |"
+    lines = [f"- **{p.name}**: {tally(r)}." for p, r in results.items()]
+    lines += ["", head, "|---|---|" + "---|" * len(peers)]
+    verdicts = {p: {v.id: v.verdict for v in r.clauses} for p, r in results.items()}
+    for c in CLAUSES:
+        cells = " | ".join(LABEL.get(verdicts[p][c.id], verdicts[p][c.id]) for p in peers)
+        lines.append(f"| `{c.id}` | {c.group.value} | {cells} |")
     return "\n".join(lines)
 
 
@@ -82,14 +108,28 @@ def splice(doc: str, generated: str) -> str:
     return f"{head}{BEGIN}\n{generated}\n{END}{tail}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .langgraph_peer import make_sqlite
+def pages(root: Path = Path(".")) -> dict[Path, str]:
+    """Every page with its generated block brought up to date (written or not)."""
+    results = {p: measure(p) for p in PEERS}
+    out: dict[Path, str] = {}
+    for peer, result in results.items():
+        path = root / peer.doc
+        out[path] = splice(path.read_text(encoding="utf-8"), table(result))
+    path = root / OVERVIEW
+    out[path] = splice(path.read_text(encoding="utf-8"), overview(results))
+    return out
 
+
+def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0]) if args else DOC
-    path.write_text(splice(path.read_text(encoding="utf-8"), table(measure(make_sqlite))),
-                    encoding="utf-8")
-    print(f"wrote the matrix of {ADAPTER} to {path}")
+    if args:
+        print("usage: python -m pausepoint_conformance.peers.matrix  (from the repository "
+              "root: rewrites the generated blocks of docs/peers.md and each peer's page)",
+              file=sys.stderr)
+        return 2
+    for path, text in pages().items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 
