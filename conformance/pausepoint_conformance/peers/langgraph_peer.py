@@ -64,7 +64,6 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
-from importlib.metadata import version
 from typing import Annotated, Any, Final, Protocol, TypeVar, TypedDict
 
 import attrs
@@ -82,10 +81,10 @@ from pausepoint.clauses import ErrorCode, Group
 from pausepoint.gate import Decision, ThresholdGate
 from pausepoint.harness import MemoryWorld
 
-from .. import __version__ as suite_version
-from ..port import errored_from, run_together
+from ..port import run_together
+from .base import as_result, attempt
+from .base import hello as peer_hello
 from ..protocol import (
-    PROTOCOL_VERSION,
     AdvanceClockArgs,
     CancelArgs,
     CancelData,
@@ -101,7 +100,6 @@ from ..protocol import (
     Handlers,
     HelloArgs,
     HelloData,
-    Implementation,
     InterruptStep,
     Ok,
     PauseKind,
@@ -230,24 +228,19 @@ class _Resolved:
     pending: tuple[tuple[str, str], ...]
 
 
+def _refusal(exc: Exception) -> Refused | None:
+    """LangGraph's rejection of an answer by the interrupt's ``response_schema`` is its one
+    refusal."""
+    if is_invalid_resume(exc):
+        return Refused(code=ErrorCode.RESPONSE_INVALID.value,
+                       message=f"LangGraph's response_schema rejected the answer: "
+                               f"{str(exc).splitlines()[0]}",
+                       clause="resume.response.schema")
+    return None
+
+
 def _attempt(fn: Callable[[], T]) -> T | Refused | Errored:
-    """``fn()``, or the refusal or error it raised: LangGraph's rejection of an answer by
-    the interrupt's ``response_schema`` is its one refusal."""
-    try:
-        return fn()
-    except Exception as exc:  # noqa: BLE001 - reported, never raised
-        if is_invalid_resume(exc):
-            return Refused(code=ErrorCode.RESPONSE_INVALID.value,
-                           message=f"LangGraph's response_schema rejected the answer: "
-                                   f"{str(exc).splitlines()[0]}",
-                           clause="resume.response.schema")
-        return errored_from(exc)
-
-
-def _result(value: T | Refused | Errored) -> Result[T]:
-    if isinstance(value, (Refused, Errored)):
-        return value
-    return Ok(data=value)
+    return attempt(fn, _refusal)
 
 
 class LangGraphAdapter:
@@ -436,14 +429,12 @@ class LangGraphAdapter:
 
     def hello(self, args: HelloArgs) -> Result[HelloData]:
         saver = "InMemorySaver" if self.store == "memory" else "SqliteSaver"
-        groups = [*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])]
-        return Ok(data=HelloData(
-            implementation=Implementation(
-                name=f"langgraph ({saver})", version=version("langgraph"), language="python",
-                homepage="https://github.com/langchain-ai/langgraph"),
-            protocol=PROTOCOL_VERSION, groups=groups,
+        return peer_hello(
+            name=f"langgraph ({saver})", distribution="langgraph",
+            homepage="https://github.com/langchain-ai/langgraph",
+            groups=[*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])],
             notes=f"plain LangGraph: StateGraph, interrupt, Command(resume=...), {saver}; "
-                  f"token = thread id:interrupt id; no expiry; suite {suite_version}"))
+                  "token = thread id:interrupt id; no expiry")
 
     def reset(self, args: ResetArgs) -> Result[Empty]:
         def go() -> Empty:
@@ -456,7 +447,7 @@ class LangGraphAdapter:
             self._world = MemoryWorld()
             self._runs, self._apps = {}, {}
             return Empty()
-        return _result(_attempt(go))
+        return as_result(_attempt(go))
 
     def start(self, args: StartArgs) -> Result[RunReport]:
         try:
@@ -469,7 +460,7 @@ class LangGraphAdapter:
             self._apps.pop(run.run_id, None)
             finished, failed = self._invoke(self._app(run), {}, run.config)
             return self._report(run, finished, failed)
-        return _result(_attempt(go))
+        return as_result(_attempt(go))
 
     def _resolve(self, args: ResumeArgs, fresh: bool = False) -> _Resolved | Refused:
         """Read the state of the thread the token names and choose the command."""
@@ -506,7 +497,7 @@ class LangGraphAdapter:
             together()
         if isinstance(resolved, (Refused, Errored)):
             return resolved
-        return _result(_attempt(lambda: self._answer(resolved)))
+        return as_result(_attempt(lambda: self._answer(resolved)))
 
     def resume(self, args: ResumeArgs) -> Result[ResumeData]:
         return self._resume(args)
@@ -548,7 +539,7 @@ class LangGraphAdapter:
             return RestartData(runs=reports,
                                pauses=[p for run in self._runs.values()
                                        for p in self._live(run)])
-        return _result(_attempt(go))
+        return as_result(_attempt(go))
 
     def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
         """``resumable`` while some thread has the interrupt pending, ``consumed`` once only
