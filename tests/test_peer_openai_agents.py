@@ -1,0 +1,235 @@
+"""The OpenAI Agents SDK peer adapter (``pausepoint_conformance.peers.openai_agents_peer``): the
+suite really drives the plain SDK -- core clauses the SDK keeps pass --, the failures measured by
+hand show up as FAILED verdicts on their clauses, the steps the SDK cannot realise are skipped,
+and nothing reaches the network.
+
+The failures measured by hand: (1) two resumes of one saved ``RunState`` both approve the tool
+call and both run the continuation; (2) any answer is taken -- whoever gives it, whatever its
+shape -- because the SDK's answer is approve or reject and nothing more.
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pausepoint_conformance.framework import YES, ask, effect, end
+from pausepoint_conformance.peers import Peer, matrix
+from pausepoint_conformance.peers.openai_agents_peer import OpenAIAgentsAdapter, make
+from pausepoint_conformance.protocol import (
+    EffectCountArgs,
+    Ok,
+    PauseStateArgs,
+    PublishedPause,
+    RaceResumeArgs,
+    Refused,
+    ResetArgs,
+    ResumeArgs,
+    RunReport,
+    StartArgs,
+)
+from pausepoint_conformance.runner import Plan, SuiteResult, Verdict, run_suite
+from scratch import fast_tmpdir
+
+OPENAI_AGENTS = Peer("OpenAI Agents SDK",
+                     "pausepoint_conformance.peers.openai_agents_peer:make_sqlite",
+                     "docs/peers/openai_agents.md")
+"""The published measurement (``docs/peers/openai_agents.md``)."""
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FAILED = {
+    "resume.consume.single-winner", "resume.response.schema", "resume.authority",
+    "resume.refusal.order", "input.bounded", "pause.payload.schema", "pause.refusal.order",
+    "pause.published",
+}
+"""Every clause the SDK fails, as measured (a change in either direction is news)."""
+
+PASSED = {"resume.continuation.recorded-turn", "resume.consume.at-most-once",
+          "effect.at-most-once", "lifecycle.transition.table", "run.events.single-terminal",
+          "pause.interaction.registered", "pause.tool-call.bound", "pause.refusal.before-mint",
+          "gate.separate", "multi.independent", "durability.restart",
+          "durability.token.reissue", "durability.commit-per-change"}
+"""Clauses the SDK keeps: the adapter really runs agents, pauses and continues them."""
+
+SKIPPED = {"pause.checkpoint.bound", "turn.write-failed.stays-paused",
+           "pause.signal.base-exception", "pause.signal.single-catch"}
+"""Script steps the SDK has no realisation of (no checkpoint of its own to write or miss, no
+user code around its pause point), besides the optional operations the adapter lacks."""
+
+
+def sqlite() -> OpenAIAgentsAdapter:
+    return OpenAIAgentsAdapter("sqlite", scratch=fast_tmpdir())
+
+
+@pytest.fixture(scope="module")
+def on_sqlite() -> Iterator[SuiteResult]:
+    """The published measurement (``make_sqlite``), its SQLite file on a RAM disk if any."""
+    saved, tempfile.tempdir = tempfile.tempdir, fast_tmpdir()
+    try:
+        yield matrix.measure(OPENAI_AGENTS)
+    finally:
+        tempfile.tempdir = saved
+
+
+@pytest.fixture(scope="module")
+def in_memory() -> SuiteResult:
+    adapter = make()
+    try:
+        return run_suite(adapter, adapter_name="openai-agents:memory",
+                         plan=Plan(vectors=matrix.default_vectors()))
+    finally:
+        adapter.close()
+
+
+def verdicts(result: SuiteResult) -> dict[str, str]:
+    return {v.id: v.verdict for v in result.clauses}
+
+
+def why(result: SuiteResult, clause_id: str) -> str:
+    return next(v.why for v in result.clauses if v.id == clause_id)
+
+
+def test_claims_only_what_the_sdk_has_a_mechanism_for(on_sqlite: SuiteResult,
+                                                      in_memory: SuiteResult) -> None:
+    assert on_sqlite.header["claimed"] == ["concurrency", "core", "durability", "multi-pause"]
+    assert in_memory.header["claimed"] == ["concurrency", "core", "multi-pause"]
+
+
+def test_the_measured_failures_are_failed_verdicts(on_sqlite: SuiteResult) -> None:
+    v = verdicts(on_sqlite)
+    assert {c for c, verdict in v.items() if verdict == Verdict.FAILED} == FAILED
+    # (1) racing resumes of one saved state all run the continuation
+    assert "4 of 4 racing resumes consumed the pause" in why(on_sqlite,
+                                                             "resume.consume.single-winner")
+    # (2) an answer of any shape, from anyone, is taken
+    assert "must be refused" in why(on_sqlite, "resume.response.schema")
+    assert "an answer from 'person' must be refused" in why(on_sqlite, "resume.authority")
+
+
+def test_core_clauses_the_sdk_keeps_pass(on_sqlite: SuiteResult) -> None:
+    v = verdicts(on_sqlite)
+    assert {c: v[c] for c in PASSED} == {c: Verdict.PASSED for c in PASSED}
+
+
+def test_what_the_sdk_cannot_realise_is_skipped_never_passed(on_sqlite: SuiteResult) -> None:
+    v = verdicts(on_sqlite)
+    assert {c: v[c] for c in SKIPPED} == {c: Verdict.SKIPPED for c in SKIPPED}
+    assert not {c for c, verdict in v.items() if verdict == Verdict.ERRORED}
+
+
+def test_the_page_publishes_the_current_matrix(on_sqlite: SuiteResult) -> None:
+    page = ROOT / OPENAI_AGENTS.doc
+    text = page.read_text(encoding="utf-8")
+    assert matrix.splice(text, matrix.table(on_sqlite)) == text, \
+        f"{OPENAI_AGENTS.doc} is stale: splice a fresh matrix.table into it"
+
+
+def test_the_in_memory_store_fails_the_same_clauses(in_memory: SuiteResult) -> None:
+    assert {c for c, v in verdicts(in_memory).items() if v == Verdict.FAILED} == FAILED
+
+
+# -- the measured failures and refusals, through the adapter ----------------------------------
+
+
+def started(adapter: OpenAIAgentsAdapter, run_id: str, *steps: Any) -> RunReport:
+    adapter.reset(ResetArgs(ttl_ms=60_000))
+    res = adapter.start(StartArgs(run_id=run_id, session_id="s", scope="x",
+                                  script=[*steps, end()]))
+    assert isinstance(res, Ok), res
+    report: RunReport = res.data
+    return report
+
+
+def answer(p: PublishedPause, response: Any = YES, responder: str = "person") -> ResumeArgs:
+    return ResumeArgs(token=p.token, response=response, run_id=p.run_id, session_id="s",
+                      scope="x", responder=responder)
+
+
+def count(adapter: OpenAIAgentsAdapter, run_id: str, key: str) -> int:
+    res = adapter.effect_count(EffectCountArgs(run_id=run_id, key=key))
+    assert isinstance(res, Ok)
+    n: int = res.data.count
+    return n
+
+
+@pytest.mark.parametrize("factory", [make, sqlite])
+def test_racing_resumes_of_one_saved_state_all_run_the_continuation(factory: Any) -> None:
+    adapter = factory()
+    try:
+        (p,) = started(adapter, "r1", effect("a"), ask("pay", {"amount": 120},
+                                                        tool_call_id="call-7"),
+                       effect("b")).pauses
+        assert p.tool_call_id == "call-7" and p.payload == {"amount": 120}
+        race = adapter.race_resume(RaceResumeArgs(requests=[answer(p, {"approved": True,
+                                                                        "n": i})
+                                                            for i in range(3)]))
+        assert isinstance(race, Ok)
+        assert [isinstance(r, Ok) and r.data.run.status == "done" for r in race.data.results] \
+            == [True] * 3
+        assert count(adapter, "r1", "a") == 1
+        assert count(adapter, "r1", "b") == 3
+    finally:
+        adapter.close()
+
+
+@pytest.fixture
+def adapter() -> Iterator[OpenAIAgentsAdapter]:
+    a = make()
+    try:
+        yield a
+    finally:
+        a.close()
+
+
+def test_any_answer_from_anyone_is_taken(adapter: OpenAIAgentsAdapter) -> None:
+    (p,) = started(adapter, "r1", ask("restricted"), effect("b")).pauses
+    taken = adapter.resume(answer(p, [1, 2], responder="mallory"))
+    assert isinstance(taken, Ok) and taken.data.run.status == "done"  # a rejection: it goes on
+    assert count(adapter, "r1", "b") == 1
+
+
+def test_a_repeated_answer_finds_nothing_pending(adapter: OpenAIAgentsAdapter) -> None:
+    (p,) = started(adapter, "r1", ask("approve"), effect("b"), ask("confirm")).pauses
+    once = adapter.resume(answer(p))
+    assert isinstance(once, Ok) and [q.name for q in once.data.run.pauses] == ["confirm"]
+    twice = adapter.resume(answer(p))
+    assert isinstance(twice, Refused) and twice.code == "pause_unknown"
+    phase = adapter.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id))
+    assert isinstance(phase, Ok) and phase.data.phase == "consumed"
+    assert count(adapter, "r1", "b") == 1
+
+
+@pytest.mark.parametrize("step, code", [
+    (ask("not-registered"), "interaction_unregistered"),  # Tool ... not found in agent
+    (ask("pay", {"amount": 1}), "tool_call_id_missing"),   # a call with no call id
+])
+def test_the_sdk_refuses_a_call_it_cannot_run(adapter: OpenAIAgentsAdapter, step: Any,
+                                              code: str) -> None:
+    adapter.reset(ResetArgs(ttl_ms=60_000))
+    res = adapter.start(StartArgs(run_id="r1", session_id="s", scope="x",
+                                  script=[effect("a"), step, effect("b"), end()]))
+    assert isinstance(res, Refused) and res.code == code, res
+    assert "the SDK refused the call" in res.message
+    assert (count(adapter, "r1", "a"), count(adapter, "r1", "b")) == (1, 0)
+
+
+def test_nothing_reaches_the_network(adapter: OpenAIAgentsAdapter,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tried: list[object] = []
+
+    def refuse(self: socket.socket, address: object) -> None:
+        tried.append(address)
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    (p,) = started(adapter, "r1", ask("approve"), effect("b")).pauses
+    done = adapter.resume(answer(p))
+    assert isinstance(done, Ok) and done.data.run.status == "done"
+    assert tried == []
