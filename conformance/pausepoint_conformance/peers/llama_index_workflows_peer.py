@@ -1,0 +1,670 @@
+"""llama-index-workflows behind the adapter port: the protocol's scripted runs realised with the
+library's own human-in-the-loop primitives -- ``ctx.wait_for_event(...)`` with an
+``InputRequiredEvent`` streamed to the caller and a ``HumanResponseEvent`` sent back, the run's
+``Context`` saved with ``handler.ctx.to_dict()`` and continued with ``Context.from_dict(...)`` --
+the way a careful but ordinary user builds pause and resume, with no pausepoint machinery (no
+ledger, no signed token, no expiry, no effect journal).  No model is involved: the steps of a
+scripted run are workflow steps.  What the suite reports is what llama-index-workflows itself
+guarantees (``docs/peers/llama_index_workflows.md``)::
+
+    pausepoint conform --adapter pausepoint_conformance.peers.llama_index_workflows_peer:make
+    pausepoint conform --adapter pausepoint_conformance.peers.llama_index_workflows_peer:make_sqlite
+
+``make`` keeps each run's saved context (the JSON of ``to_dict()``) in memory, ``make_sqlite`` in
+a SQLite file -- the "store it anywhere as a JSON blob" the library's documentation shows.
+
+**A script is a workflow** (:class:`ScriptedRun`, one instance per run: the user's code,
+deployed anew after a restart), one step execution per script step: ``advance`` takes a
+``_Next(index)`` event and applies an ``effect``'s key to the world, asks a ``gate``'s policy
+(:class:`pausepoint.gate.ThresholdGate`; a denial ends the run with a ``StopEvent``), or emits
+one ``_Ask`` event per question of an ``interrupt`` (``names``: several sent at once with
+``ctx.send_event``); ``end`` is a ``StopEvent``.  ``ask`` -- a step of its own, because
+``wait_for_event`` replays its whole step when the answer comes -- calls
+``ctx.wait_for_event(Answer, waiter_event=Question(...), waiter_id=<question id>,
+requirements={"question": <question id>}, timeout=None)``, records the answer in the workflow's
+state (``ctx.store``) and emits ``_Answered``; ``join`` collects one ``_Answered`` per question
+(``ctx.collect_events``) before the next step.  :class:`Answer` is a ``HumanResponseEvent``
+whose ``response`` is typed ``dict[str, JsonValue]`` -- the library's (pydantic's) own check
+that an answer is a JSON object -- and whose ``question`` the waiter's ``requirements`` match,
+so that an answer can only answer the question it names.  ``handlers`` are a ``try / except
+Exception / finally`` around ``wait_for_event`` in the ``ask`` step.  ``checkpoint: "none"``
+runs the workflow with no context saved; ``checkpoint_write: "fail"`` makes the save of a
+context in which that question waits raise (the run is reported ``error``).  Effect faults are skipped: the library has no
+effect journal to crash inside of.
+
+**A run pauses** when the workflow reports ``WorkflowIdleEvent`` (streamed with
+``expose_internal=True``: nothing can advance without input): the integration saves
+``handler.ctx.to_dict()`` under the run id and ends the handler with ``cancel_run()``.  The
+published pauses are the waiters of the saved context (its ``collected_waiters``) -- their name
+and payload are the run's script, their ``interrupt_id`` and ``token`` both
+``"<run id>:<waiter id>"``, what an integration puts behind a button: which saved context to
+load, which waiter to answer.  A pause is resumable when its context was saved, and
+``expires_at`` is :data:`NO_EXPIRY`, a constant: ``timeout=None`` -- a ``wait_for_event``
+timeout counts seconds of a live process, and the saved context carries no deadline.
+
+**A resume** builds the ``Answer`` (a response that is not a JSON object is refused
+``response_invalid``), loads the saved context (none: refused ``pause_unknown``), and -- if
+``Context.from_dict(...).is_running`` says the run has not ended (else refused
+``pause_unknown``: ``run(ctx=...)`` on an ended run's context starts the workflow over) -- runs
+the workflow on it, waits for it to be idle again (the waiters re-registered), sends the answer
+with ``handler.ctx.send_event(...)`` and waits until the run is idle or done, then saves the
+context.  When the library reports the answer unhandled (``UnhandledEvent``: no waiter took
+it) the resume is refused ``pause_unknown`` and nothing is saved.  Session, scope, responder
+and run id are not looked at: the library has no such binding.  Nothing is ever a replay.
+``pause_state`` reads the saved context: ``resumable`` while the waiter is there, ``consumed``
+once the workflow's state has the answer.
+
+**Claimed groups** -- only those the library has a mechanism for:
+
+* ``core``;
+* ``replay``: waiter ``requirements`` tie an answer to its question, and the library reports an
+  answer nothing waits for (``UnhandledEvent``), so a repeated click is told apart;
+* ``multi-pause``: several waiters at once, each answered by its id;
+* ``concurrency``: the saved context is a JSON value any process can restore -- how a
+  deployment of stateless workers scales -- so ``race_resume`` gives every request a workflow
+  instance of its own, each loading the run's saved context and all answering together;
+* ``durability`` (``make_sqlite`` only): new workflow instances restore every saved context
+  from the file after a restart.
+
+Not claimed: ``tokens`` (waiter ids are plain identifiers, nothing is signed), ``expiry`` (no
+deadline survives a save), ``lineage`` (nothing binds an answer to a run or session),
+``cancel`` (``cancel_run()`` stops a live handler; a paused run is a saved context with no
+handler, nothing records a cancellation, and runs have no parents), ``unknown-outcome`` (no
+effect journal).  ``cancel``, ``advance_clock`` and ``reconcile`` answer skipped; the optional
+operations (``status``, ``rotate_key``, ``retire_key``, ``wiring``) are not offered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import attrs
+from pydantic import JsonValue, ValidationError
+from workflows import Context, Workflow, step
+from workflows.events import (
+    Event,
+    HumanResponseEvent,
+    InputRequiredEvent,
+    StartEvent,
+    StopEvent,
+    UnhandledEvent,
+    WorkflowIdleEvent,
+)
+from workflows.handler import WorkflowHandler
+
+from pausepoint.clauses import ErrorCode, Group
+from pausepoint.gate import Decision, ThresholdGate, Verdict
+from pausepoint.harness import MemoryWorld
+
+from ..port import run_together
+from ..protocol import (
+    AdvanceClockArgs,
+    CancelArgs,
+    CancelData,
+    ClockData,
+    CountData,
+    CrashRestartArgs,
+    EffectCountArgs,
+    EffectStep,
+    Empty,
+    EndStep,
+    Errored,
+    GateStep,
+    Handlers,
+    HelloArgs,
+    HelloData,
+    InterruptStep,
+    Ok,
+    PauseKind,
+    PauseStateArgs,
+    PhaseData,
+    PublishedPause,
+    RaceData,
+    RaceResumeArgs,
+    ReconcileArgs,
+    Refused,
+    ResetArgs,
+    RestartData,
+    Result,
+    ResumeArgs,
+    ResumeData,
+    ResumeResult,
+    RunReport,
+    RunStatus,
+    Skipped,
+    StartArgs,
+    Step,
+)
+from .base import as_result, attempt
+from .base import hello as peer_hello
+
+NO_EXPIRY: Final[int] = 2**53 - 1
+"""``expires_at`` of every published pause: a saved context carries no deadline, and the
+protocol wants an integer (the largest one JSON carries exactly).  The same sentinel as
+``langgraph_peer.NO_EXPIRY``: it belongs in ``peers/base.py``."""
+
+SETTLE_TIMEOUT: Final[float] = 60.0
+"""Seconds an invocation may take to become idle or end before it is reported errored (a
+restored context that never becomes idle would otherwise be waited on forever)."""
+
+CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.REPLAY, Group.MULTI_PAUSE,
+                                     Group.CONCURRENCY)
+
+
+# -- the events of a scripted run ------------------------------------------------------------
+
+
+class Question(InputRequiredEvent):
+    """What the ``ask`` step streams to the caller when it starts waiting."""
+
+    question: str
+    name: str
+    payload: Any = None
+
+
+class Answer(HumanResponseEvent):
+    """A person's answer: ``question`` is the waiter it answers (the waiter's
+    ``requirements``), ``response`` any JSON object."""
+
+    question: str
+    response: dict[str, JsonValue]
+
+
+class _Next(Event):
+    """Go on with the script step ``index``."""
+
+    index: int
+
+
+class _Ask(Event):
+    """Ask question ``branch`` of the interrupt (or gate) at script step ``index``."""
+
+    index: int
+    branch: int = 0
+
+
+class _Answered(Event):
+    index: int
+    branch: int = 0
+
+
+def _waiter_id(index: int, branch: int) -> str:
+    return f"step{index}-{branch}"
+
+
+def _answer_key(waiter_id: str) -> str:
+    """Where the ``ask`` step records its answer in the workflow's state."""
+    return f"answer-{waiter_id}"
+
+
+def _gate_verdict(gate: GateStep) -> Verdict:
+    return ThresholdGate(gate.allow_up_to, gate.deny_over)("gate", {"amount": gate.amount})
+
+
+# -- a script as a workflow ------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Question:
+    """What a waiter asks: the interaction, its payload, a tool pause's call id, the user code
+    around it."""
+
+    name: str
+    payload: JsonValue
+    tool_call_id: str = ""
+    handlers: Handlers | None = None
+
+
+@attrs.frozen
+class _Plan:
+    """A started run: its script (up to its end), what each waiter asks, whether the
+    integration saves its context, and the waiters whose context cannot be saved."""
+
+    run_id: str
+    steps: tuple[Step, ...]
+    questions: dict[str, _Question]
+    saved: bool
+    failing: frozenset[str]
+
+    def width(self, index: int) -> int:
+        step_ = self.steps[index]
+        return len(step_.all_names()) if isinstance(step_, InterruptStep) else 1
+
+    def token(self, waiter_id: str) -> str:
+        return f"{self.run_id}:{waiter_id}"
+
+
+def _plan(run_id: str, script: Sequence[Step]) -> _Plan | Skipped:
+    steps: list[Step] = []
+    questions: dict[str, _Question] = {}
+    failing: set[str] = set()
+    saved = True
+    for i, s in enumerate(script):
+        if isinstance(s, EndStep):
+            break
+        steps.append(s)
+        if isinstance(s, EffectStep) and s.fault is not None:
+            return Skipped(reason=f"effect fault {s.fault.value}: llama-index-workflows has no "
+                                  "effect journal to crash inside of")
+        if isinstance(s, GateStep):
+            verdict = _gate_verdict(s)
+            if verdict.decision == Decision.ASK:
+                questions[_waiter_id(i, 0)] = _Question(
+                    "approve", {"amount": s.amount, "reason": verdict.reason})
+        elif isinstance(s, InterruptStep):
+            saved = saved and s.checkpoint != "none"
+            for j, name in enumerate(s.all_names()):
+                questions[_waiter_id(i, j)] = _Question(name, s.payload, s.tool_call_id or "",
+                                                        s.handlers)
+                if s.checkpoint_write == "fail":
+                    failing.add(_waiter_id(i, j))
+    return _Plan(run_id=run_id, steps=tuple(steps), questions=questions, saved=saved,
+                 failing=frozenset(failing))
+
+
+class ScriptedRun(Workflow):
+    """One run's workflow: a step execution per script step, a waiter per question."""
+
+    def __init__(self, plan: _Plan, world: MemoryWorld) -> None:
+        super().__init__(timeout=None)
+        self.plan = plan
+        self.world = world
+
+    @step
+    async def begin(self, ev: StartEvent) -> _Next:
+        return _Next(index=0)
+
+    @step
+    async def advance(self, ctx: Context, ev: _Next) -> _Next | _Ask | StopEvent | None:
+        if ev.index >= len(self.plan.steps):
+            return StopEvent(result="done")
+        s = self.plan.steps[ev.index]
+        if isinstance(s, EffectStep):
+            self.world.apply(self.plan.run_id, s.key)
+        elif isinstance(s, GateStep):
+            verdict = _gate_verdict(s)
+            if verdict.decision == Decision.DENY:
+                return StopEvent(result=verdict.reason)
+            if verdict.decision == Decision.ASK:
+                return _Ask(index=ev.index)
+        elif isinstance(s, InterruptStep):
+            if self.plan.width(ev.index) == 1:
+                return _Ask(index=ev.index)
+            for j in range(self.plan.width(ev.index)):
+                ctx.send_event(_Ask(index=ev.index, branch=j))
+            return None
+        return _Next(index=ev.index + 1)
+
+    @step
+    async def ask(self, ctx: Context, ev: _Ask) -> _Answered:
+        waiter = _waiter_id(ev.index, ev.branch)
+        q = self.plan.questions[waiter]
+        catch_all = q.handlers.catch_all if q.handlers else None
+        cleanup = q.handlers.cleanup if q.handlers else None
+        try:
+            answer = await ctx.wait_for_event(
+                Answer, waiter_event=Question(question=waiter, name=q.name, payload=q.payload),
+                waiter_id=waiter, requirements={"question": waiter}, timeout=None)
+        except Exception:  # the user's catch-all around the pause point
+            if catch_all is None:
+                raise
+            self.world.apply(self.plan.run_id, catch_all)
+            return _Answered(index=ev.index, branch=ev.branch)
+        finally:
+            if cleanup is not None:
+                self.world.apply(self.plan.run_id, cleanup)
+        await ctx.store.set(_answer_key(waiter), answer.response)
+        return _Answered(index=ev.index, branch=ev.branch)
+
+    @step
+    async def join(self, ctx: Context, ev: _Answered) -> _Next | None:
+        if ctx.collect_events(ev, [_Answered] * self.plan.width(ev.index),
+                              buffer_id=f"step{ev.index}") is None:
+            return None
+        return _Next(index=ev.index + 1)
+
+
+def _waiting(saved: dict[str, Any]) -> set[str]:
+    """The waiter ids a saved context waits on (its ``collected_waiters`` not yet resolved)."""
+    return {w["waiter_id"] for worker in saved.get("workers", {}).values()
+            for w in worker.get("collected_waiters", []) if w.get("resolved_event") is None}
+
+
+# -- running a workflow until it pauses or ends ----------------------------------------------
+
+
+@attrs.frozen
+class _Settled:
+    """Where an invocation left the run: done, paused (idle) or error; the context it left
+    (``None`` after an error); the questions it streamed; whether the library reported the
+    answer sent unhandled, or never took it."""
+
+    status: RunStatus
+    context: dict[str, Any] | None
+    asked: tuple[str, ...] = ()
+    unhandled: bool = False
+
+
+async def _settle(handler: WorkflowHandler, answer: Answer | None = None,
+                  together: Callable[[], None] | None = None) -> _Settled:
+    """Stream the run (internal events too) until it is idle -- then take its context and end
+    the handler -- or done.  ``answer`` is sent at the first idle (once a restored run's
+    waiters are registered again), after ``together``."""
+    asked: list[str] = []
+    unhandled = False
+    async with asyncio.timeout(SETTLE_TIMEOUT):
+        async for ev in handler.stream_events(expose_internal=True):
+            if isinstance(ev, Question):
+                asked.append(ev.question)
+            elif isinstance(ev, UnhandledEvent):
+                unhandled = True
+            elif isinstance(ev, WorkflowIdleEvent):
+                if answer is not None:
+                    if together is not None:  # every racer has loaded the run: all answer now
+                        await asyncio.get_running_loop().run_in_executor(None, together)
+                    handler.ctx.send_event(answer)
+                    answer = None
+                    continue
+                context = handler.ctx.to_dict()
+                await handler.cancel_run()
+                return _Settled(RunStatus.PAUSED, context, tuple(asked), unhandled)
+        try:
+            await handler
+        except Exception:  # noqa: BLE001 - a failed step fails the run
+            return _Settled(RunStatus.ERROR, None, tuple(asked), unhandled)
+    return _Settled(RunStatus.DONE, handler.ctx.to_dict(), tuple(asked),
+                    unhandled or answer is not None)
+
+
+# -- where the integration keeps each run's saved context ------------------------------------
+
+
+class ContextWriteFailed(Exception):
+    """The save of a run's context failed (``checkpoint_write: "fail"``)."""
+
+
+class _Contexts:
+    """Each run's saved context as JSON text, in memory or in a SQLite file; the save of a
+    context in which one of the ``failing`` (run, waiter) pairs waits fails, as a full disk or a
+    lost database connection would make it."""
+
+    def __init__(self, path: str | None) -> None:
+        self._lock = threading.Lock()
+        self._memory: dict[str, str] = {}
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            self._db = sqlite3.connect(path, check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS contexts "
+                             "(run_id TEXT PRIMARY KEY, context TEXT NOT NULL)")
+            self._db.commit()
+        self.failing: set[tuple[str, str]] = set()
+
+    def put(self, run_id: str, context: dict[str, Any]) -> None:
+        if any((run_id, w) in self.failing for w in _waiting(context)):
+            raise ContextWriteFailed(f"the save of {run_id}'s context failed")
+        text = json.dumps(context)
+        with self._lock:
+            if self._db is None:
+                self._memory[run_id] = text
+            else:
+                self._db.execute("INSERT OR REPLACE INTO contexts VALUES (?, ?)", (run_id, text))
+                self._db.commit()
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            if self._db is None:
+                text = self._memory.get(run_id)
+            else:
+                row = self._db.execute("SELECT context FROM contexts WHERE run_id = ?",
+                                       (run_id,)).fetchone()
+                text = row[0] if row else None
+        loaded: dict[str, Any] | None = json.loads(text) if text is not None else None
+        return loaded
+
+    def clear(self) -> None:
+        with self._lock:
+            self._memory.clear()
+            if self._db is not None:
+                self._db.execute("DELETE FROM contexts")
+                self._db.commit()
+        self.failing.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+
+def _refused(code: ErrorCode, message: str, clause: str | None = None) -> Refused:
+    return Refused(code=code.value, message=message, clause=clause)
+
+
+class LlamaIndexWorkflowsAdapter:
+    """The protocol's scripted runs as llama-index-workflows workflows; ``store`` is ``memory``
+    (saved contexts in a dict) or ``sqlite`` (in a SQLite file in a private temporary directory
+    made under ``scratch`` or the system's temporary directory, emptied at each reset and
+    removed by :meth:`close`)."""
+
+    def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
+        if store not in ("memory", "sqlite"):
+            raise ValueError(f"store must be memory or sqlite, not {store!r}")
+        self.store = store
+        self._dir = tempfile.mkdtemp(prefix="pausepoint-llama-index-workflows-", dir=scratch)
+        self._contexts = self._open()
+        self._world = MemoryWorld()
+        self._plans: dict[str, _Plan] = {}
+        self._apps: dict[str, ScriptedRun] = {}
+
+    def _open(self) -> _Contexts:
+        return _Contexts(os.path.join(self._dir, "contexts.sqlite")
+                         if self.store == "sqlite" else None)
+
+    def close(self) -> None:
+        self._contexts.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _app(self, plan: _Plan, fresh: bool = False) -> ScriptedRun:
+        """The run's workflow (``fresh``: another instance, as another server would have)."""
+        if fresh:
+            return ScriptedRun(plan, self._world)
+        if plan.run_id not in self._apps:
+            self._apps[plan.run_id] = ScriptedRun(plan, self._world)
+        return self._apps[plan.run_id]
+
+    # -- publishing --------------------------------------------------------------------------
+
+    def _publish(self, plan: _Plan, waiter: str) -> PublishedPause:
+        q = plan.questions[waiter]
+        return PublishedPause(
+            interrupt_id=plan.token(waiter), run_id=plan.run_id, name=q.name,
+            kind=PauseKind.ASK, payload=q.payload, token=plan.token(waiter),
+            resumable=plan.saved, expires_at=NO_EXPIRY, tool_call_id=q.tool_call_id)
+
+    def _live(self, plan: _Plan) -> list[PublishedPause]:
+        """The run's pauses: the waiters of its saved context."""
+        saved = self._contexts.get(plan.run_id) if plan.saved else None
+        waiting = _waiting(saved) if saved is not None else set()
+        return [self._publish(plan, w) for w in plan.questions if w in waiting]
+
+    def _record(self, plan: _Plan, settled: _Settled) -> RunReport:
+        """Save the context the invocation left (when the integration saves this run's) and
+        report the run."""
+        status = settled.status
+        if plan.saved and settled.context is not None:
+            try:
+                self._contexts.put(plan.run_id, settled.context)
+            except ContextWriteFailed:
+                status = RunStatus.ERROR
+        if plan.saved:
+            pauses = self._live(plan)
+        else:  # nothing saved: what the invocation itself streamed
+            pauses = [self._publish(plan, w) for w in settled.asked
+                      if status == RunStatus.PAUSED]
+        return RunReport(run_id=plan.run_id, status=status, events=[status.value],
+                         pauses=pauses)
+
+    # -- the operations ----------------------------------------------------------------------
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        where = "in memory" if self.store == "memory" else "in SQLite"
+        return peer_hello(
+            name=f"llama-index-workflows (contexts {where})",
+            distribution="llama-index-workflows",
+            homepage="https://github.com/run-llama/workflows-py",
+            groups=[*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])],
+            notes="plain llama-index-workflows: wait_for_event(HumanResponseEvent subclass, "
+                  "requirements), Context.to_dict / from_dict, send_event; contexts saved "
+                  f"{where}; token = run id:waiter id; no expiry")
+
+    def reset(self, args: ResetArgs) -> Result[Empty]:
+        def go() -> Empty:
+            self._contexts.clear()
+            self._world = MemoryWorld()
+            self._plans, self._apps = {}, {}
+            return Empty()
+        return as_result(attempt(go))
+
+    def start(self, args: StartArgs) -> Result[RunReport]:
+        plan = _plan(args.run_id, args.script)
+        if isinstance(plan, Skipped):
+            return plan
+
+        def go() -> RunReport:
+            self._plans[plan.run_id] = plan
+            self._apps.pop(plan.run_id, None)
+            self._contexts.failing.update((plan.run_id, w) for w in plan.failing)
+            app = self._app(plan)
+
+            async def run() -> _Settled:
+                return await _settle(app.run())
+            return self._record(plan, asyncio.run(run()))
+        return as_result(attempt(go))
+
+    def _load(self, args: ResumeArgs) -> tuple[_Plan, Answer, dict[str, Any]] | Refused:
+        """The run the token names, the answer to send, and the run's saved context."""
+        run_id, _, waiter = args.token.rpartition(":")
+        try:
+            answer = Answer.model_validate({"question": waiter, "response": args.response})
+        except ValidationError as exc:
+            return _refused(ErrorCode.RESPONSE_INVALID, "the Answer event's pydantic model "
+                            f"rejected the response: {str(exc).splitlines()[0]}",
+                            "resume.response.schema")
+        plan = self._plans.get(run_id)
+        saved = self._contexts.get(run_id) if plan is not None and plan.saved else None
+        if plan is None or saved is None:
+            return _refused(ErrorCode.PAUSE_UNKNOWN, f"no saved context for run {run_id!r}")
+        return plan, answer, saved
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] = lambda: None) -> ResumeResult:
+        """Load the run's saved context into a workflow, send the answer once it is idle, save
+        what it leaves.  ``together`` is called once the context is loaded (or the resume
+        refused before)."""
+        waited = False
+
+        def ready() -> None:
+            nonlocal waited
+            if not waited:
+                waited = True
+                together()
+
+        async def go(plan: _Plan, answer: Answer, saved: dict[str, Any]) -> ResumeData | Refused:
+            app = self._app(plan, fresh)
+            ctx: Context = Context.from_dict(app, saved)
+            if not ctx.is_running:
+                return _refused(ErrorCode.PAUSE_UNKNOWN, f"run {plan.run_id!r} has ended: its "
+                                "saved context is not running")
+            settled = await _settle(app.run(ctx=ctx), answer, ready)
+            if settled.unhandled:
+                return _refused(ErrorCode.PAUSE_UNKNOWN, "llama-index-workflows reported the "
+                                f"answer to {answer.question!r} unhandled (UnhandledEvent): no "
+                                "waiter took it")
+            return ResumeData(replayed=False, interrupt_id=args.token,
+                              run=self._record(plan, settled))
+
+        try:
+            loaded = attempt(lambda: self._load(args))
+            if isinstance(loaded, (Refused, Errored)):
+                return loaded
+            res = attempt(lambda: asyncio.run(go(*loaded)))
+            return res if isinstance(res, (Refused, Errored)) else Ok(data=res)
+        finally:
+            ready()
+
+    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
+        return self._resume(args)
+
+    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
+        """Each request goes to a workflow instance of its own, as to a separate server; each
+        loads the run's saved context, then all answer together."""
+        results: list[ResumeResult] = run_together(
+            [functools.partial(self._resume, r, True) for r in args.requests])
+        return Ok(data=RaceData(results=results))
+
+    def cancel(self, args: CancelArgs) -> Result[CancelData]:
+        return Skipped(reason="llama-index-workflows cancels a live handler (cancel_run); a "
+                              "paused run is a saved context with no handler")
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
+        return Skipped(reason="a saved llama-index-workflows context carries no deadline")
+
+    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
+        return Skipped(reason="llama-index-workflows has no effect journal, so no outcome is "
+                              "ever unknown to it")
+
+    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
+        """The process dies: the saved contexts are opened again (``sqlite``; none are left
+        for ``memory``) and every run's workflow is deployed anew."""
+        def go() -> RestartData:
+            failing = set(self._contexts.failing)
+            self._contexts.close()
+            self._contexts, self._apps = self._open(), {}
+            self._contexts.failing.update(failing)
+            return RestartData(runs=[], pauses=[p for plan in self._plans.values()
+                                                for p in self._live(plan)])
+        return as_result(attempt(go))
+
+    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
+        """``resumable`` while the run's saved context waits on the waiter, ``consumed`` once
+        the workflow's state has its answer."""
+        run_id, _, waiter = args.interrupt_id.rpartition(":")
+        plan = self._plans.get(run_id)
+        saved = self._contexts.get(run_id) if plan is not None and plan.saved else None
+        if plan is None or saved is None or waiter not in plan.questions:
+            return _refused(ErrorCode.PAUSE_UNKNOWN, f"no saved run has a waiter {waiter!r}")
+        if waiter in _waiting(saved):
+            return Ok(data=PhaseData(phase="resumable"))
+
+        async def answered() -> bool:
+            ctx: Context = Context.from_dict(self._app(plan), saved)
+            return await ctx.store.get(_answer_key(waiter), default=None) is not None
+        res = attempt(lambda: asyncio.run(answered()))
+        if isinstance(res, (Refused, Errored)):
+            return res
+        if res:
+            return Ok(data=PhaseData(phase="consumed"))
+        return _refused(ErrorCode.PAUSE_UNKNOWN, f"run {run_id!r} has no answer to {waiter!r} "
+                                                 "and does not wait on it")
+
+    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
+        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
+
+
+def make() -> LlamaIndexWorkflowsAdapter:
+    """llama-index-workflows with the saved contexts in memory."""
+    return LlamaIndexWorkflowsAdapter("memory")
+
+
+def make_sqlite() -> LlamaIndexWorkflowsAdapter:
+    """llama-index-workflows with the saved contexts in a SQLite file (claims durability)."""
+    return LlamaIndexWorkflowsAdapter("sqlite")
