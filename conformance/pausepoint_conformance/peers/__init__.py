@@ -25,4 +25,11 @@ class Peer:
 PEERS: tuple[Peer, ...] = (
     Peer("LangGraph", "pausepoint_conformance.peers.langgraph_peer:make_sqlite",
          "docs/peers/langgraph.md"),
+    Peer("Pydantic AI", "pausepoint_conformance.peers.pydantic_ai_peer:make",
+         "docs/peers/pydantic_ai.md"),
+    Peer("OpenAI Agents SDK", "pausepoint_conformance.peers.openai_agents_peer:make_sqlite",
+         "docs/peers/openai_agents.md"),
+    Peer("llama-index-workflows",
+         "pausepoint_conformance.peers.llama_index_workflows_peer:make_sqlite",
+         "docs/peers/llama_index_workflows.md"),
 )
