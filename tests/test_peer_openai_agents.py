@@ -11,37 +11,14 @@ shape -- because the SDK's answer is approve or reject and nothing more.
 from __future__ import annotations
 
 import socket
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from pausepoint_conformance.framework import YES, ask, effect, end
-from pausepoint_conformance.peers import Peer, matrix
-from pausepoint_conformance.peers.openai_agents_peer import OpenAIAgentsAdapter, make
-from pausepoint_conformance.protocol import (
-    EffectCountArgs,
-    Ok,
-    PauseStateArgs,
-    PublishedPause,
-    RaceResumeArgs,
-    Refused,
-    ResetArgs,
-    ResumeArgs,
-    RunReport,
-    StartArgs,
-)
-from pausepoint_conformance.runner import Plan, SuiteResult, Verdict, run_suite
-from scratch import fast_tmpdir
-
-OPENAI_AGENTS = Peer("OpenAI Agents SDK",
-                     "pausepoint_conformance.peers.openai_agents_peer:make_sqlite",
-                     "docs/peers/openai_agents.md")
-"""The published measurement (``docs/peers/openai_agents.md``)."""
-
-ROOT = Path(__file__).resolve().parent.parent
+from pausepoint_conformance.framework import ask, effect, end
+from pausepoint_conformance.peers.openai_agents_peer import OpenAIAgentsAdapter
+from pausepoint_conformance.protocol import Ok, RaceResumeArgs, Refused, ResetArgs, StartArgs, Step
+from pausepoint_conformance.runner import SuiteResult, Verdict
+from peer_checks import adapters, answer, count, having, measured, phase, started, why
 
 FAILED = {
     "resume.consume.single-winner", "resume.response.schema", "resume.authority",
@@ -62,37 +39,13 @@ SKIPPED = {"pause.checkpoint.bound", "turn.write-failed.stays-paused",
 """Script steps the SDK has no realisation of (no checkpoint of its own to write or miss, no
 user code around its pause point), besides the optional operations the adapter lacks."""
 
+on_sqlite = measured("OpenAI Agents SDK")
+"""The published measurement (``make_sqlite``, ``docs/peers/openai_agents.md``)."""
 
-def sqlite() -> OpenAIAgentsAdapter:
-    return OpenAIAgentsAdapter("sqlite", scratch=fast_tmpdir())
+in_memory = measured("OpenAI Agents SDK", "make")
 
-
-@pytest.fixture(scope="module")
-def on_sqlite() -> Iterator[SuiteResult]:
-    """The published measurement (``make_sqlite``), its SQLite file on a RAM disk if any."""
-    saved, tempfile.tempdir = tempfile.tempdir, fast_tmpdir()
-    try:
-        yield matrix.measure(OPENAI_AGENTS)
-    finally:
-        tempfile.tempdir = saved
-
-
-@pytest.fixture(scope="module")
-def in_memory() -> SuiteResult:
-    adapter = make()
-    try:
-        return run_suite(adapter, adapter_name="openai-agents:memory",
-                         plan=Plan(vectors=matrix.default_vectors()))
-    finally:
-        adapter.close()
-
-
-def verdicts(result: SuiteResult) -> dict[str, str]:
-    return {v.id: v.verdict for v in result.clauses}
-
-
-def why(result: SuiteResult, clause_id: str) -> str:
-    return next(v.why for v in result.clauses if v.id == clause_id)
+adapter = adapters(OpenAIAgentsAdapter, "memory")
+on_either = adapters(OpenAIAgentsAdapter, "memory", "sqlite")
 
 
 def test_claims_only_what_the_sdk_has_a_mechanism_for(on_sqlite: SuiteResult,
@@ -102,8 +55,7 @@ def test_claims_only_what_the_sdk_has_a_mechanism_for(on_sqlite: SuiteResult,
 
 
 def test_the_measured_failures_are_failed_verdicts(on_sqlite: SuiteResult) -> None:
-    v = verdicts(on_sqlite)
-    assert {c for c, verdict in v.items() if verdict == Verdict.FAILED} == FAILED
+    assert having(on_sqlite, Verdict.FAILED) == FAILED
     # (1) racing resumes of one saved state all run the continuation
     assert "4 of 4 racing resumes consumed the pause" in why(on_sqlite,
                                                              "resume.consume.single-winner")
@@ -113,78 +65,35 @@ def test_the_measured_failures_are_failed_verdicts(on_sqlite: SuiteResult) -> No
 
 
 def test_core_clauses_the_sdk_keeps_pass(on_sqlite: SuiteResult) -> None:
-    v = verdicts(on_sqlite)
-    assert {c: v[c] for c in PASSED} == {c: Verdict.PASSED for c in PASSED}
+    assert PASSED <= having(on_sqlite, Verdict.PASSED)
 
 
 def test_what_the_sdk_cannot_realise_is_skipped_never_passed(on_sqlite: SuiteResult) -> None:
-    v = verdicts(on_sqlite)
-    assert {c: v[c] for c in SKIPPED} == {c: Verdict.SKIPPED for c in SKIPPED}
-    assert not {c for c, verdict in v.items() if verdict == Verdict.ERRORED}
-
-
-def test_the_page_publishes_the_current_matrix(on_sqlite: SuiteResult) -> None:
-    page = ROOT / OPENAI_AGENTS.doc
-    text = page.read_text(encoding="utf-8")
-    assert matrix.splice(text, matrix.table(on_sqlite)) == text, \
-        f"{OPENAI_AGENTS.doc} is stale: splice a fresh matrix.table into it"
+    assert SKIPPED <= having(on_sqlite, Verdict.SKIPPED)
+    assert not having(on_sqlite, Verdict.ERRORED)
 
 
 def test_the_in_memory_store_fails_the_same_clauses(in_memory: SuiteResult) -> None:
-    assert {c for c, v in verdicts(in_memory).items() if v == Verdict.FAILED} == FAILED
+    assert having(in_memory, Verdict.FAILED) == FAILED
 
 
 # -- the measured failures and refusals, through the adapter ----------------------------------
 
 
-def started(adapter: OpenAIAgentsAdapter, run_id: str, *steps: Any) -> RunReport:
-    adapter.reset(ResetArgs(ttl_ms=60_000))
-    res = adapter.start(StartArgs(run_id=run_id, session_id="s", scope="x",
-                                  script=[*steps, end()]))
-    assert isinstance(res, Ok), res
-    report: RunReport = res.data
-    return report
-
-
-def answer(p: PublishedPause, response: Any = YES, responder: str = "person") -> ResumeArgs:
-    return ResumeArgs(token=p.token, response=response, run_id=p.run_id, session_id="s",
-                      scope="x", responder=responder)
-
-
-def count(adapter: OpenAIAgentsAdapter, run_id: str, key: str) -> int:
-    res = adapter.effect_count(EffectCountArgs(run_id=run_id, key=key))
-    assert isinstance(res, Ok)
-    n: int = res.data.count
-    return n
-
-
-@pytest.mark.parametrize("factory", [make, sqlite])
-def test_racing_resumes_of_one_saved_state_all_run_the_continuation(factory: Any) -> None:
-    adapter = factory()
-    try:
-        (p,) = started(adapter, "r1", effect("a"), ask("pay", {"amount": 120},
-                                                        tool_call_id="call-7"),
-                       effect("b")).pauses
-        assert p.tool_call_id == "call-7" and p.payload == {"amount": 120}
-        race = adapter.race_resume(RaceResumeArgs(requests=[answer(p, {"approved": True,
-                                                                        "n": i})
-                                                            for i in range(3)]))
-        assert isinstance(race, Ok)
-        assert [isinstance(r, Ok) and r.data.run.status == "done" for r in race.data.results] \
-            == [True] * 3
-        assert count(adapter, "r1", "a") == 1
-        assert count(adapter, "r1", "b") == 3
-    finally:
-        adapter.close()
-
-
-@pytest.fixture
-def adapter() -> Iterator[OpenAIAgentsAdapter]:
-    a = make()
-    try:
-        yield a
-    finally:
-        a.close()
+def test_racing_resumes_of_one_saved_state_all_run_the_continuation(
+        on_either: OpenAIAgentsAdapter) -> None:
+    (p,) = started(on_either, "r1", effect("a"), ask("pay", {"amount": 120},
+                                                      tool_call_id="call-7"),
+                   effect("b")).pauses
+    assert p.tool_call_id == "call-7" and p.payload == {"amount": 120}
+    race = on_either.race_resume(RaceResumeArgs(requests=[answer(p, {"approved": True,
+                                                                      "n": i})
+                                                          for i in range(3)]))
+    assert isinstance(race, Ok)
+    assert [isinstance(r, Ok) and r.data.run.status == "done" for r in race.data.results] \
+        == [True] * 3
+    assert count(on_either, "r1", "a") == 1
+    assert count(on_either, "r1", "b") == 3
 
 
 def test_any_answer_from_anyone_is_taken(adapter: OpenAIAgentsAdapter) -> None:
@@ -200,8 +109,7 @@ def test_a_repeated_answer_finds_nothing_pending(adapter: OpenAIAgentsAdapter) -
     assert isinstance(once, Ok) and [q.name for q in once.data.run.pauses] == ["confirm"]
     twice = adapter.resume(answer(p))
     assert isinstance(twice, Refused) and twice.code == "pause_unknown"
-    phase = adapter.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id))
-    assert isinstance(phase, Ok) and phase.data.phase == "consumed"
+    assert phase(adapter, p.interrupt_id) == "consumed"
     assert count(adapter, "r1", "b") == 1
 
 
@@ -209,7 +117,7 @@ def test_a_repeated_answer_finds_nothing_pending(adapter: OpenAIAgentsAdapter) -
     (ask("not-registered"), "interaction_unregistered"),  # Tool ... not found in agent
     (ask("pay", {"amount": 1}), "tool_call_id_missing"),   # a call with no call id
 ])
-def test_the_sdk_refuses_a_call_it_cannot_run(adapter: OpenAIAgentsAdapter, step: Any,
+def test_the_sdk_refuses_a_call_it_cannot_run(adapter: OpenAIAgentsAdapter, step: Step,
                                               code: str) -> None:
     adapter.reset(ResetArgs(ttl_ms=60_000))
     res = adapter.start(StartArgs(run_id="r1", session_id="s", scope="x",

@@ -13,34 +13,15 @@ continuation again.
 from __future__ import annotations
 
 import socket
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pausepoint.clauses import ErrorCode
-from pausepoint_conformance.framework import YES, ask, effect, end
-from pausepoint_conformance.peers import Peer, matrix
+from pausepoint_conformance.framework import ask, effect, end
 from pausepoint_conformance.peers.pydantic_ai_peer import PydanticAIAdapter, make
-from pausepoint_conformance.protocol import (
-    EffectCountArgs,
-    Handlers,
-    Ok,
-    PauseStateArgs,
-    PublishedPause,
-    RaceResumeArgs,
-    Refused,
-    ResetArgs,
-    ResumeArgs,
-    RunReport,
-    StartArgs,
-    Step,
-)
+from pausepoint_conformance.protocol import Handlers, Ok, RaceResumeArgs, Refused, StartArgs
 from pausepoint_conformance.runner import SuiteResult, Verdict
-
-PYDANTIC_AI = Peer("Pydantic AI", "pausepoint_conformance.peers.pydantic_ai_peer:make",
-                   "docs/peers/pydantic_ai.md")
-"""The published measurement (``docs/peers/pydantic_ai.md``)."""
+from peer_checks import answer, count, having, measured, phase, started
 
 FAILED = {
     "resume.consume.at-most-once", "pause.signal.base-exception", "pause.checkpoint.bound",
@@ -56,130 +37,89 @@ PASSED = {"resume.continuation.recorded-turn", "effect.at-most-once", "lifecycle
           "pause.refusal.before-mint", "turn.resumable.earned"}
 """Clauses Pydantic AI keeps: the adapter really runs agents, pauses and continues them."""
 
-
-@pytest.fixture(scope="module")
-def measured() -> SuiteResult:
-    return matrix.measure(PYDANTIC_AI)
+published = measured("Pydantic AI")
+"""The published measurement (``make``, ``docs/peers/pydantic_ai.md``)."""
 
 
-def verdicts(result: SuiteResult) -> dict[str, str]:
-    return {v.id: v.verdict for v in result.clauses}
+def test_claims_only_what_pydantic_ai_has_a_mechanism_for(published: SuiteResult) -> None:
+    assert published.header["claimed"] == ["concurrency", "core", "multi-pause"]
 
 
-def test_claims_only_what_pydantic_ai_has_a_mechanism_for(measured: SuiteResult) -> None:
-    assert measured.header["claimed"] == ["concurrency", "core", "multi-pause"]
-
-
-def test_the_measured_failures_are_failed_verdicts(measured: SuiteResult) -> None:
-    v = verdicts(measured)
-    assert {c for c, verdict in v.items() if verdict == Verdict.FAILED} == FAILED
-    assert not [c for c, verdict in v.items() if verdict == Verdict.ERRORED]
-    race = {c.id: c for c in measured.cases}["concurrency/single-winner"]
+def test_the_measured_failures_are_failed_verdicts(published: SuiteResult) -> None:
+    assert having(published, Verdict.FAILED) == FAILED
+    assert not having(published, Verdict.ERRORED)
+    race = {c.id: c for c in published.cases}["concurrency/single-winner"]
     assert (race.failed_clause, race.got) == ("resume.consume.at-most-once", 4)
 
 
-def test_core_clauses_pydantic_ai_keeps_pass(measured: SuiteResult) -> None:
-    v = verdicts(measured)
-    assert {c: v[c] for c in PASSED} == {c: Verdict.PASSED for c in PASSED}
-
-
-def test_the_page_publishes_the_current_matrix(measured: SuiteResult) -> None:
-    """Until the peer is in ``PEERS`` (whose pages ``tests/test_peers.py`` keeps current)."""
-    page = (Path(__file__).resolve().parent.parent / PYDANTIC_AI.doc).read_text(encoding="utf-8")
-    assert matrix.splice(page, matrix.table(measured)) == page, "regenerate the page's matrix"
+def test_core_clauses_pydantic_ai_keeps_pass(published: SuiteResult) -> None:
+    assert PASSED <= having(published, Verdict.PASSED)
 
 
 # -- the measured failures, through the adapter ----------------------------------------------
 
 
-class Driver:
-    """One adapter, reset, driven the way the checks drive it (session ``s``, scope ``x``)."""
-
-    def __init__(self, adapter: PydanticAIAdapter) -> None:
-        self.adapter = adapter
-        adapter.reset(ResetArgs(ttl_ms=60_000))
-
-    def start(self, *steps: Step, run_id: str = "r1") -> RunReport:
-        res = self.adapter.start(StartArgs(run_id=run_id, session_id="s", scope="x",
-                                           script=[*steps, end()]))
-        assert isinstance(res, Ok), res
-        report: RunReport = res.data
-        return report
-
-    @staticmethod
-    def args(p: PublishedPause, response: Any = YES) -> ResumeArgs:
-        return ResumeArgs(token=p.token, response=response, run_id=p.run_id, session_id="s",
-                          scope="x")
-
-    def count(self, key: str, run_id: str = "r1") -> int:
-        res = self.adapter.effect_count(EffectCountArgs(run_id=run_id, key=key))
-        assert isinstance(res, Ok)
-        n: int = res.data.count
-        return n
-
-
 @pytest.fixture
-def driver() -> Driver:
-    return Driver(make())
+def adapter() -> PydanticAIAdapter:
+    return make()
 
 
-def test_racing_resumes_all_run_the_continuation(driver: Driver) -> None:
-    (p,) = driver.start(effect("a"), ask("approve"), effect("b")).pauses
-    race = driver.adapter.race_resume(RaceResumeArgs(
-        requests=[driver.args(p, {"n": i}) for i in range(3)]))
+def test_racing_resumes_all_run_the_continuation(adapter: PydanticAIAdapter) -> None:
+    (p,) = started(adapter, "r1", effect("a"), ask("approve"), effect("b")).pauses
+    race = adapter.race_resume(RaceResumeArgs(requests=[answer(p, {"n": i}) for i in range(3)]))
     assert isinstance(race, Ok)
     won = [r for r in race.data.results if isinstance(r, Ok)]
     lost = [r for r in race.data.results if isinstance(r, Refused)]
     assert len(won) == 1 and len(lost) == 2  # the store's revision check: one save wins...
     assert {r.code for r in lost} == {ErrorCode.PAUSE_CONSUMED.value}
     assert "saved or deleted since it was loaded" in lost[0].message
-    assert driver.count("b") == 3  # ...after every racer ran the continuation
-    assert driver.count("a") == 1
+    assert count(adapter, "r1", "b") == 3  # ...after every racer ran the continuation
+    assert count(adapter, "r1", "a") == 1
 
 
-def test_a_repeated_answer_is_refused_not_replayed(driver: Driver) -> None:
-    (p,) = driver.start(effect("a"), ask("approve"), effect("b")).pauses
-    assert isinstance(driver.adapter.resume(driver.args(p)), Ok)
-    again = driver.adapter.resume(driver.args(p))
+def test_a_repeated_answer_is_refused_not_replayed(adapter: PydanticAIAdapter) -> None:
+    (p,) = started(adapter, "r1", effect("a"), ask("approve"), effect("b")).pauses
+    assert isinstance(adapter.resume(answer(p)), Ok)
+    again = adapter.resume(answer(p))
     assert isinstance(again, Refused) and again.code == ErrorCode.PAUSE_UNKNOWN.value
     assert "No pending deferred tool call" in again.message
-    assert driver.count("b") == 1
+    assert count(adapter, "r1", "b") == 1
 
 
-def test_user_code_swallows_the_pause_signal(driver: Driver) -> None:
+def test_user_code_swallows_the_pause_signal(adapter: PydanticAIAdapter) -> None:
     around = Handlers(catch_all="caught", cleanup="cleanup")
-    report = driver.start(effect("a"), ask("approve", {"amount": 5}, handlers=around),
-                          effect("b"))
+    report = started(adapter, "r1", effect("a"), ask("approve", {"amount": 5}, handlers=around),
+                     effect("b"))
     assert report.status == "done" and not report.pauses  # nobody was asked
-    assert (driver.count("caught"), driver.count("cleanup"), driver.count("b")) == (1, 1, 1)
+    assert [count(adapter, "r1", k) for k in ("caught", "cleanup", "b")] == [1, 1, 1]
 
 
-def test_a_failed_save_leaves_the_answered_question_pending(driver: Driver) -> None:
-    (p,) = driver.start(ask("approve"), effect("b"), ask("confirm", checkpoint_write="fail"),
-                        effect("c")).pauses
+def test_a_failed_save_leaves_the_answered_question_pending(adapter: PydanticAIAdapter) -> None:
+    (p,) = started(adapter, "r1", ask("approve"), effect("b"),
+                   ask("confirm", checkpoint_write="fail"), effect("c")).pauses
     for n in (1, 2):
-        res = driver.adapter.resume(driver.args(p))
+        res = adapter.resume(answer(p))
         assert isinstance(res, Ok) and res.data.run.status == "error" and not res.data.run.pauses
-        state = driver.adapter.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id))
-        assert isinstance(state, Ok) and state.data.phase == "resumable"
-        assert driver.count("b") == n  # the continuation runs again for every answer
+        assert phase(adapter, p.interrupt_id) == "resumable"
+        assert count(adapter, "r1", "b") == n  # the continuation runs again for every answer
 
 
-def test_pydantic_ai_refuses_an_unregistered_question(driver: Driver) -> None:
-    res = driver.adapter.start(StartArgs(run_id="r1", session_id="s", scope="x",
-                                         script=[ask("not-registered"), effect("b"), end()]))
+def test_pydantic_ai_refuses_an_unregistered_question(adapter: PydanticAIAdapter) -> None:
+    res = adapter.start(StartArgs(run_id="r1", session_id="s", scope="x",
+                                  script=[ask("not-registered"), effect("b"), end()]))
     assert isinstance(res, Ok) and res.data.status == "error" and not res.data.pauses
     assert res.data.refusal is not None
     assert res.data.refusal.code == ErrorCode.INTERACTION_UNREGISTERED.value
-    assert driver.count("b") == 0
+    assert count(adapter, "r1", "b") == 0
 
 
-def test_nothing_reaches_the_network(monkeypatch: pytest.MonkeyPatch, driver: Driver) -> None:
+def test_nothing_reaches_the_network(monkeypatch: pytest.MonkeyPatch,
+                                     adapter: PydanticAIAdapter) -> None:
     def no_network(*args: object) -> None:
         raise AssertionError(f"a connection was attempted: {args!r}")
 
     for name in ("connect", "connect_ex"):
         monkeypatch.setattr(socket.socket, name, no_network)
-    (p,) = driver.start(ask("approve"), effect("b")).pauses
-    done = driver.adapter.resume(driver.args(p))
+    (p,) = started(adapter, "r1", ask("approve"), effect("b")).pauses
+    done = adapter.resume(answer(p))
     assert isinstance(done, Ok) and done.data.run.status == "done", done

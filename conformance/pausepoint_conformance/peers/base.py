@@ -1,5 +1,6 @@
-"""What every peer adapter shares: turning the framework's calls into protocol results, and the
-handshake.
+"""What every peer adapter shares: turning the framework's calls into protocol results, the
+handshake, the constants of its pauses, and :class:`PeerAdapter` -- the operations every
+adapter carries out the same way, whatever its framework.
 
 A peer adapter realises the protocol with its framework's own primitives only; these helpers
 keep the bookkeeping around them in one place.
@@ -7,17 +8,58 @@ keep the bookkeeping around them in one place.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import TypeVar
+from typing import ClassVar, Final, TypeVar
 
 from pausepoint.clauses import Group
+from pausepoint.harness import MemoryWorld
 
 from .. import __version__ as suite_version
-from ..port import errored_from
-from ..protocol import PROTOCOL_VERSION, Errored, HelloData, Implementation, Ok, Refused, Result
+from ..port import errored_from, run_together
+from ..protocol import (
+    PROTOCOL_VERSION,
+    AdvanceClockArgs,
+    CancelArgs,
+    CancelData,
+    ClockData,
+    CountData,
+    EffectCountArgs,
+    Errored,
+    HelloData,
+    Implementation,
+    Ok,
+    PhaseData,
+    RaceData,
+    RaceResumeArgs,
+    ReconcileArgs,
+    Refused,
+    Result,
+    ResumeArgs,
+    ResumeData,
+    ResumeResult,
+    Skipped,
+)
 
 T = TypeVar("T")
+
+NO_EXPIRY: Final[int] = 2**53 - 1
+"""``expires_at`` of every pause a peer publishes: no peer's framework gives a pause a deadline
+(or keeps one across a save), and the protocol wants an integer -- this is the largest one JSON
+carries exactly."""
+
+TOKEN_SEPARATOR: Final[str] = ":"
+"""What joins the two halves of a peer's token, ``"<run id>:<the framework's id of the
+pause>"`` -- what an integration puts behind a button: which saved run to load, which of its
+pauses to answer."""
+
+
+class Unrealisable(Exception):
+    """A script step the framework cannot realise honestly: ``start`` answers it
+    ``Skipped(reason=str(exc))``."""
 
 
 def no_refusal(exc: Exception) -> Refused | None:
@@ -52,3 +94,85 @@ def hello(*, name: str, distribution: str, homepage: str, groups: Sequence[Group
                                       language="python", homepage=homepage),
         protocol=PROTOCOL_VERSION, groups=list(groups),
         notes=f"{notes}; suite {suite_version}"))
+
+
+class PeerAdapter(ABC):
+    """What every peer adapter does the same way: the world its runs' effects are applied to
+    (in memory) and ``effect_count``; ``resume`` and ``race_resume`` on the adapter's own
+    :meth:`_resume`; and ``cancel``, ``advance_clock`` and ``reconcile`` answered skipped --
+    no peer's framework has the mechanism -- with the framework's reasons, which a subclass
+    sets in :attr:`cancel_reason`, :attr:`clock_reason` and :attr:`reconcile_reason`."""
+
+    cancel_reason: ClassVar[str]
+    """Why ``cancel`` is skipped: how the framework leaves a paused run."""
+
+    clock_reason: ClassVar[str]
+    """Why ``advance_clock`` is skipped: the framework's pauses have no deadline."""
+
+    reconcile_reason: ClassVar[str]
+    """Why ``reconcile`` is skipped: the framework has no effect journal."""
+
+    def __init__(self) -> None:
+        self._world = MemoryWorld()
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    @abstractmethod
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] | None = None) -> ResumeResult:
+        """Answer the pause the token names, as the framework's user would.  ``fresh``: with
+        framework objects of its own, as on another server; ``together`` is called once the
+        resume has read the saved state (racers wait there for each other)."""
+
+    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
+        return self._resume(args)
+
+    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
+        """Each request goes to a server of its own (a ``fresh`` :meth:`_resume`): each reads
+        the saved state, then all answer together."""
+        def server(req: ResumeArgs) -> Callable[[Callable[[], None]], ResumeResult]:
+            return lambda together: self._resume(req, fresh=True, together=together)
+        results: list[ResumeResult] = run_together([server(r) for r in args.requests])
+        return Ok(data=RaceData(results=results))
+
+    def cancel(self, args: CancelArgs) -> Result[CancelData]:
+        return Skipped(reason=self.cancel_reason)
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
+        return Skipped(reason=self.clock_reason)
+
+    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
+        return Skipped(reason=self.reconcile_reason)
+
+    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
+        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
+
+
+class StoredPeerAdapter(PeerAdapter):
+    """A peer adapter whose saved state lives in memory (``store="memory"``) or in a SQLite
+    file (``"sqlite"``, which claims durability) in the adapter's private temporary directory:
+    made under ``scratch`` or the system's temporary directory (its name starting with
+    :attr:`scratch_prefix`) whatever the store, and removed by :meth:`close` once
+    :meth:`_close_store` has closed the adapter's store."""
+
+    scratch_prefix: ClassVar[str]
+    """How the name of the adapter's temporary directory starts."""
+
+    def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
+        if store not in ("memory", "sqlite"):
+            raise ValueError(f"store must be memory or sqlite, not {store!r}")
+        super().__init__()
+        self.store = store
+        self._dir = tempfile.mkdtemp(prefix=self.scratch_prefix, dir=scratch)
+
+    def _close_store(self) -> None:
+        """Close the adapter's own store (its directory is removed next)."""
+
+    def close(self) -> None:
+        self._close_store()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _groups(self, claimed: Sequence[Group]) -> list[Group]:
+        """The groups the adapter claims: ``claimed``, and durability with a SQLite file."""
+        return [*claimed, *([Group.DURABILITY] if self.store == "sqlite" else [])]

@@ -24,8 +24,8 @@ simply run again).
 **A published pause** is an ``Interrupt`` of the thread's state: its id is the interrupt id,
 its name the question the node asks, and its token ``"<thread id>:<interrupt id>"`` -- what
 a LangGraph integration puts behind a button (the thread id is the run id).  It is resumable
-when the graph has a checkpointer, and ``expires_at`` is :data:`NO_EXPIRY`, a constant:
-LangGraph interrupts never expire.
+when the graph has a checkpointer, and ``expires_at`` is :data:`~.base.NO_EXPIRY`, a
+constant: LangGraph interrupts never expire.
 
 **A resume** reads the state of the thread the token names and answers it with
 ``Command(resume=response)`` -- or ``Command(resume={interrupt_id: response})`` when several
@@ -60,9 +60,7 @@ Not claimed: ``tokens`` (thread and interrupt ids are plain identifiers, nothing
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Final, Protocol, TypeVar, TypedDict
 
@@ -81,17 +79,10 @@ from pausepoint.clauses import ErrorCode, Group
 from pausepoint.gate import Decision, ThresholdGate
 from pausepoint.harness import MemoryWorld
 
-from ..port import run_together
-from .base import as_result, attempt
+from .base import NO_EXPIRY, TOKEN_SEPARATOR, StoredPeerAdapter, Unrealisable, as_result, attempt
 from .base import hello as peer_hello
 from ..protocol import (
-    AdvanceClockArgs,
-    CancelArgs,
-    CancelData,
-    ClockData,
-    CountData,
     CrashRestartArgs,
-    EffectCountArgs,
     EffectStep,
     Empty,
     EndStep,
@@ -101,14 +92,10 @@ from ..protocol import (
     HelloArgs,
     HelloData,
     InterruptStep,
-    Ok,
     PauseKind,
     PauseStateArgs,
     PhaseData,
     PublishedPause,
-    RaceData,
-    RaceResumeArgs,
-    ReconcileArgs,
     Refused,
     ResetArgs,
     RestartData,
@@ -125,15 +112,9 @@ from ..protocol import (
 
 T = TypeVar("T")
 
-NO_EXPIRY: Final[int] = 2**53 - 1
-"""``expires_at`` of every published pause: LangGraph interrupts never expire, and the
-protocol wants an integer (this is the largest one JSON carries exactly)."""
-
 ANY_OBJECT: Final = dict[str, Any]
 """The ``response_schema`` of every interrupt: the protocol's interactions take any JSON
 object as an answer."""
-
-TOKEN_SEPARATOR: Final[str] = ":"
 
 CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.REPLAY, Group.MULTI_PAUSE,
                                      Group.CONCURRENCY)
@@ -193,10 +174,6 @@ class _Question:
     tool_call_id: str = ""
 
 
-class _Unrealisable(Exception):
-    """A script step with no LangGraph realisation (answered skipped)."""
-
-
 @attrs.define
 class _Run:
     """A started run: its graph (the user's code, redeployed after a restart), what each
@@ -243,21 +220,23 @@ def _attempt(fn: Callable[[], T]) -> T | Refused | Errored:
     return attempt(fn, _refusal)
 
 
-class LangGraphAdapter:
+class LangGraphAdapter(StoredPeerAdapter):
     """The protocol's scripted runs as LangGraph graphs; ``store`` is ``memory``
     (``InMemorySaver``) or ``sqlite`` (``SqliteSaver`` on a file in a private temporary
     directory made under ``scratch`` or the system's temporary directory, emptied of its threads at each reset and removed by :meth:`close`)."""
 
+    scratch_prefix = "pausepoint-langgraph-"
+    cancel_reason = ("LangGraph cannot cancel a paused thread (a thread is never resumed, or "
+                     "deleted with its checkpoints)")
+    clock_reason = "LangGraph interrupts have no clock: they never expire"
+    reconcile_reason = "LangGraph has no effect journal, so no outcome is ever unknown to it"
+
     def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
-        if store not in ("memory", "sqlite"):
-            raise ValueError(f"store must be memory or sqlite, not {store!r}")
-        self.store = store
-        self._dir = tempfile.mkdtemp(prefix="pausepoint-langgraph-", dir=scratch)
+        super().__init__(store, scratch=scratch)
         self._path = os.path.join(self._dir, "threads.sqlite")
         self._conn: sqlite3.Connection | None = None
         self._failing: set[tuple[str, str]] = set()
         self._saver: _FailingWrites = self._open_saver()
-        self._world = MemoryWorld()
         self._runs: dict[str, _Run] = {}
         self._apps: dict[str, App] = {}
 
@@ -273,14 +252,10 @@ class LangGraphAdapter:
         saver.failing = self._failing
         return saver
 
-    def _close_saver(self) -> None:
+    def _close_store(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-
-    def close(self) -> None:
-        self._close_saver()
-        shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- a script as a graph -----------------------------------------------------------------
 
@@ -337,7 +312,7 @@ class LangGraphAdapter:
                 break
             if isinstance(step, EffectStep):
                 if step.fault is not None:
-                    raise _Unrealisable(
+                    raise Unrealisable(
                         f"effect fault {step.fault.value}: LangGraph has no effect journal to "
                         "crash inside of; a node a crash interrupts is simply run again")
                 graph.add_node(node, self._effect_node(run_id, step.key))
@@ -432,7 +407,7 @@ class LangGraphAdapter:
         return peer_hello(
             name=f"langgraph ({saver})", distribution="langgraph",
             homepage="https://github.com/langchain-ai/langgraph",
-            groups=[*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])],
+            groups=self._groups(CLAIMED),
             notes=f"plain LangGraph: StateGraph, interrupt, Command(resume=...), {saver}; "
                   "token = thread id:interrupt id; no expiry")
 
@@ -452,7 +427,7 @@ class LangGraphAdapter:
     def start(self, args: StartArgs) -> Result[RunReport]:
         try:
             run = self._define(args.run_id, args.script)
-        except _Unrealisable as exc:
+        except Unrealisable as exc:
             return Skipped(reason=str(exc))
 
         def go() -> RunReport:
@@ -499,34 +474,12 @@ class LangGraphAdapter:
             return resolved
         return as_result(_attempt(lambda: self._answer(resolved)))
 
-    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
-        return self._resume(args)
-
-    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
-        """Each request goes to an app instance of its own on the shared checkpointer, as to a
-        separate server; each reads the thread's state, then all answer together."""
-        def server(req: ResumeArgs) -> Callable[[Callable[[], None]], ResumeResult]:
-            return lambda together: self._resume(req, fresh=True, together=together)
-        results: list[ResumeResult] = run_together([server(r) for r in args.requests])
-        return Ok(data=RaceData(results=results))
-
-    def cancel(self, args: CancelArgs) -> Result[CancelData]:
-        return Skipped(reason="LangGraph cannot cancel a paused thread (a thread is never "
-                              "resumed, or deleted with its checkpoints)")
-
-    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
-        return Skipped(reason="LangGraph interrupts have no clock: they never expire")
-
-    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
-        return Skipped(reason="LangGraph has no effect journal, so no outcome is ever "
-                              "unknown to it")
-
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         """The process dies: a new checkpointer on the same file (``sqlite``; an empty one for
         ``memory``) and the graphs compiled anew; a thread stopped between nodes is
         continued with ``invoke(None)``."""
         def go() -> RestartData:
-            self._close_saver()
+            self._close_store()
             self._saver, self._apps = self._open_saver(), {}
             reports = []
             for run in self._runs.values():
@@ -557,11 +510,7 @@ class LangGraphAdapter:
                     return PhaseData(phase="consumed")
             return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
                            message=f"no thread has an interrupt {iid!r}")
-        res = _attempt(go)
-        return res if isinstance(res, (Refused, Errored)) else Ok(data=res)
-
-    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
-        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
+        return as_result(_attempt(go))
 
 
 def make() -> LangGraphAdapter:

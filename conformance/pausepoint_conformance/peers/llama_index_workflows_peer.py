@@ -39,8 +39,9 @@ published pauses are the waiters of the saved context (its ``collected_waiters``
 and payload are the run's script, their ``interrupt_id`` and ``token`` both
 ``"<run id>:<waiter id>"``, what an integration puts behind a button: which saved context to
 load, which waiter to answer.  A pause is resumable when its context was saved, and
-``expires_at`` is :data:`NO_EXPIRY`, a constant: ``timeout=None`` -- a ``wait_for_event``
-timeout counts seconds of a live process, and the saved context carries no deadline.
+``expires_at`` is :data:`~.base.NO_EXPIRY`, a constant: ``timeout=None`` -- a
+``wait_for_event`` timeout counts seconds of a live process, and the saved context carries no
+deadline.
 
 **A resume** builds the ``Answer`` (a response that is not a JSON object is refused
 ``response_invalid``), loads the saved context (none: refused ``pause_unknown``), and -- if
@@ -77,12 +78,9 @@ operations (``status``, ``rotate_key``, ``retire_key``, ``wiring``) are not offe
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
-import shutil
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -105,15 +103,8 @@ from pausepoint.clauses import ErrorCode, Group
 from pausepoint.gate import Decision, ThresholdGate, Verdict
 from pausepoint.harness import MemoryWorld
 
-from ..port import run_together
 from ..protocol import (
-    AdvanceClockArgs,
-    CancelArgs,
-    CancelData,
-    ClockData,
-    CountData,
     CrashRestartArgs,
-    EffectCountArgs,
     EffectStep,
     Empty,
     EndStep,
@@ -128,9 +119,6 @@ from ..protocol import (
     PauseStateArgs,
     PhaseData,
     PublishedPause,
-    RaceData,
-    RaceResumeArgs,
-    ReconcileArgs,
     Refused,
     ResetArgs,
     RestartData,
@@ -144,13 +132,8 @@ from ..protocol import (
     StartArgs,
     Step,
 )
-from .base import as_result, attempt
+from .base import NO_EXPIRY, TOKEN_SEPARATOR, StoredPeerAdapter, as_result, attempt
 from .base import hello as peer_hello
-
-NO_EXPIRY: Final[int] = 2**53 - 1
-"""``expires_at`` of every published pause: a saved context carries no deadline, and the
-protocol wants an integer (the largest one JSON carries exactly).  The same sentinel as
-``langgraph_peer.NO_EXPIRY``: it belongs in ``peers/base.py``."""
 
 SETTLE_TIMEOUT: Final[float] = 60.0
 """Seconds an invocation may take to become idle or end before it is reported errored (a
@@ -240,7 +223,7 @@ class _Plan:
         return len(step_.all_names()) if isinstance(step_, InterruptStep) else 1
 
     def token(self, waiter_id: str) -> str:
-        return f"{self.run_id}:{waiter_id}"
+        return f"{self.run_id}{TOKEN_SEPARATOR}{waiter_id}"
 
 
 def _plan(run_id: str, script: Sequence[Step]) -> _Plan | Skipped:
@@ -449,19 +432,22 @@ def _refused(code: ErrorCode, message: str, clause: str | None = None) -> Refuse
     return Refused(code=code.value, message=message, clause=clause)
 
 
-class LlamaIndexWorkflowsAdapter:
+class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
     """The protocol's scripted runs as llama-index-workflows workflows; ``store`` is ``memory``
     (saved contexts in a dict) or ``sqlite`` (in a SQLite file in a private temporary directory
     made under ``scratch`` or the system's temporary directory, emptied at each reset and
     removed by :meth:`close`)."""
 
+    scratch_prefix = "pausepoint-llama-index-workflows-"
+    cancel_reason = ("llama-index-workflows cancels a live handler (cancel_run); a paused run "
+                     "is a saved context with no handler")
+    clock_reason = "a saved llama-index-workflows context carries no deadline"
+    reconcile_reason = ("llama-index-workflows has no effect journal, so no outcome is ever "
+                        "unknown to it")
+
     def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
-        if store not in ("memory", "sqlite"):
-            raise ValueError(f"store must be memory or sqlite, not {store!r}")
-        self.store = store
-        self._dir = tempfile.mkdtemp(prefix="pausepoint-llama-index-workflows-", dir=scratch)
+        super().__init__(store, scratch=scratch)
         self._contexts = self._open()
-        self._world = MemoryWorld()
         self._plans: dict[str, _Plan] = {}
         self._apps: dict[str, ScriptedRun] = {}
 
@@ -469,9 +455,8 @@ class LlamaIndexWorkflowsAdapter:
         return _Contexts(os.path.join(self._dir, "contexts.sqlite")
                          if self.store == "sqlite" else None)
 
-    def close(self) -> None:
+    def _close_store(self) -> None:
         self._contexts.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
 
     def _app(self, plan: _Plan, fresh: bool = False) -> ScriptedRun:
         """The run's workflow (``fresh``: another instance, as another server would have)."""
@@ -521,7 +506,7 @@ class LlamaIndexWorkflowsAdapter:
             name=f"llama-index-workflows (contexts {where})",
             distribution="llama-index-workflows",
             homepage="https://github.com/run-llama/workflows-py",
-            groups=[*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])],
+            groups=self._groups(CLAIMED),
             notes="plain llama-index-workflows: wait_for_event(HumanResponseEvent subclass, "
                   "requirements), Context.to_dict / from_dict, send_event; contexts saved "
                   f"{where}; token = run id:waiter id; no expiry")
@@ -552,7 +537,7 @@ class LlamaIndexWorkflowsAdapter:
 
     def _load(self, args: ResumeArgs) -> tuple[_Plan, Answer, dict[str, Any]] | Refused:
         """The run the token names, the answer to send, and the run's saved context."""
-        run_id, _, waiter = args.token.rpartition(":")
+        run_id, _, waiter = args.token.rpartition(TOKEN_SEPARATOR)
         try:
             answer = Answer.model_validate({"question": waiter, "response": args.response})
         except ValidationError as exc:
@@ -566,7 +551,7 @@ class LlamaIndexWorkflowsAdapter:
         return plan, answer, saved
 
     def _resume(self, args: ResumeArgs, fresh: bool = False,
-                together: Callable[[], None] = lambda: None) -> ResumeResult:
+                together: Callable[[], None] | None = None) -> ResumeResult:
         """Load the run's saved context into a workflow, send the answer once it is idle, save
         what it leaves.  ``together`` is called once the context is loaded (or the resume
         refused before)."""
@@ -576,7 +561,8 @@ class LlamaIndexWorkflowsAdapter:
             nonlocal waited
             if not waited:
                 waited = True
-                together()
+                if together is not None:
+                    together()
 
         async def go(plan: _Plan, answer: Answer, saved: dict[str, Any]) -> ResumeData | Refused:
             app = self._app(plan, fresh)
@@ -596,38 +582,16 @@ class LlamaIndexWorkflowsAdapter:
             loaded = attempt(lambda: self._load(args))
             if isinstance(loaded, (Refused, Errored)):
                 return loaded
-            res = attempt(lambda: asyncio.run(go(*loaded)))
-            return res if isinstance(res, (Refused, Errored)) else Ok(data=res)
+            return as_result(attempt(lambda: asyncio.run(go(*loaded))))
         finally:
             ready()
-
-    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
-        return self._resume(args)
-
-    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
-        """Each request goes to a workflow instance of its own, as to a separate server; each
-        loads the run's saved context, then all answer together."""
-        results: list[ResumeResult] = run_together(
-            [functools.partial(self._resume, r, True) for r in args.requests])
-        return Ok(data=RaceData(results=results))
-
-    def cancel(self, args: CancelArgs) -> Result[CancelData]:
-        return Skipped(reason="llama-index-workflows cancels a live handler (cancel_run); a "
-                              "paused run is a saved context with no handler")
-
-    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
-        return Skipped(reason="a saved llama-index-workflows context carries no deadline")
-
-    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
-        return Skipped(reason="llama-index-workflows has no effect journal, so no outcome is "
-                              "ever unknown to it")
 
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         """The process dies: the saved contexts are opened again (``sqlite``; none are left
         for ``memory``) and every run's workflow is deployed anew."""
         def go() -> RestartData:
             failing = set(self._contexts.failing)
-            self._contexts.close()
+            self._close_store()
             self._contexts, self._apps = self._open(), {}
             self._contexts.failing.update(failing)
             return RestartData(runs=[], pauses=[p for plan in self._plans.values()
@@ -637,7 +601,7 @@ class LlamaIndexWorkflowsAdapter:
     def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
         """``resumable`` while the run's saved context waits on the waiter, ``consumed`` once
         the workflow's state has its answer."""
-        run_id, _, waiter = args.interrupt_id.rpartition(":")
+        run_id, _, waiter = args.interrupt_id.rpartition(TOKEN_SEPARATOR)
         plan = self._plans.get(run_id)
         saved = self._contexts.get(run_id) if plan is not None and plan.saved else None
         if plan is None or saved is None or waiter not in plan.questions:
@@ -655,9 +619,6 @@ class LlamaIndexWorkflowsAdapter:
             return Ok(data=PhaseData(phase="consumed"))
         return _refused(ErrorCode.PAUSE_UNKNOWN, f"run {run_id!r} has no answer to {waiter!r} "
                                                  "and does not wait on it")
-
-    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
-        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
 
 
 def make() -> LlamaIndexWorkflowsAdapter:

@@ -36,8 +36,8 @@ skipped: the SDK has no effect journal to crash inside of.
 **A published pause** is a pending ``ToolApprovalItem``: its id is the tool call id, its name the
 interaction (``approve`` for a gate), its payload the call's arguments, and its token
 ``"<run id>:<call id>"`` -- what an integration puts behind the approve button (the run id names
-the saved state).  ``expires_at`` is :data:`NO_EXPIRY`, a constant: approvals never expire.  It
-is resumable: the state is saved as soon as the run stops.
+the saved state).  ``expires_at`` is :data:`~.base.NO_EXPIRY`, a constant: approvals never
+expire.  It is resumable: the state is saved as soon as the run stops.
 
 **A resume** loads the state saved for the run the token names (``RunState.from_json``), finds
 the pending approval with the token's call id among ``state.get_interruptions()`` -- there is
@@ -76,11 +76,8 @@ cancel a paused run) and ``unknown-outcome`` (no effect journal).  ``cancel``,
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import shutil
 import sqlite3
-import tempfile
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -121,18 +118,11 @@ from pausepoint.clauses import ErrorCode, Group
 from pausepoint.gate import Decision, ThresholdGate
 from pausepoint.harness import MemoryWorld
 
-from ..port import run_together
 from ..reference_adapter import INTERACTIONS
-from .base import as_result, attempt
+from .base import NO_EXPIRY, TOKEN_SEPARATOR, StoredPeerAdapter, Unrealisable, as_result, attempt
 from .base import hello as peer_hello
 from ..protocol import (
-    AdvanceClockArgs,
-    CancelArgs,
-    CancelData,
-    ClockData,
-    CountData,
     CrashRestartArgs,
-    EffectCountArgs,
     EffectStep,
     Empty,
     EndStep,
@@ -141,14 +131,10 @@ from ..protocol import (
     HelloArgs,
     HelloData,
     InterruptStep,
-    Ok,
     PauseKind,
     PauseStateArgs,
     PhaseData,
     PublishedPause,
-    RaceData,
-    RaceResumeArgs,
-    ReconcileArgs,
     Refused,
     ResetArgs,
     RestartData,
@@ -162,12 +148,6 @@ from ..protocol import (
     StartArgs,
     Step,
 )
-
-NO_EXPIRY: Final[int] = 2**53 - 1
-"""``expires_at`` of every published pause: the SDK's approvals never expire, and the protocol
-wants an integer (this is the largest one JSON carries exactly)."""
-
-TOKEN_SEPARATOR: Final[str] = ":"
 
 MAX_TURNS: Final[int] = 1000
 """The runs' ``max_turns``: a scripted run takes one model turn per step (the SDK's default of
@@ -315,10 +295,6 @@ class _SqliteStore:
 # -- a script as an agent -------------------------------------------------------------------------
 
 
-class _Unrealisable(Exception):
-    """A script step with no realisation in the SDK (answered skipped)."""
-
-
 @attrs.frozen
 class _Run:
     """A started run: the model's turns and tools (the user's code, redeployed after a
@@ -373,20 +349,23 @@ def _save(result: RunResult) -> str:
     return json.dumps(result.to_state().to_json())
 
 
-class OpenAIAgentsAdapter:
+class OpenAIAgentsAdapter(StoredPeerAdapter):
     """The protocol's scripted runs as OpenAI Agents SDK runs; ``store`` is ``memory`` (the
     saved states in a dict) or ``sqlite`` (in a SQLite file in a private temporary directory
     made under ``scratch`` or the system's temporary directory, emptied at each reset and
     removed by :meth:`close`)."""
 
+    scratch_prefix = "pausepoint-openai-agents-"
+    cancel_reason = ("the OpenAI Agents SDK cannot cancel a paused run (its saved state is "
+                     "simply never resumed, or deleted)")
+    clock_reason = "the OpenAI Agents SDK's approvals have no clock: they never expire"
+    reconcile_reason = ("the OpenAI Agents SDK has no effect journal, so no outcome is ever "
+                        "unknown to it")
+
     def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
-        if store not in ("memory", "sqlite"):
-            raise ValueError(f"store must be memory or sqlite, not {store!r}")
+        super().__init__(store, scratch=scratch)
         set_tracing_disabled(True)
-        self.store = store
-        self._dir = tempfile.mkdtemp(prefix="pausepoint-openai-agents-", dir=scratch)
         self._states: _Store = self._open_store()
-        self._world = MemoryWorld()
         self._runs: dict[str, _Run] = {}
         self._agents: dict[str, Agent[Any]] = {}
 
@@ -395,9 +374,8 @@ class OpenAIAgentsAdapter:
             return _MemoryStore()
         return _SqliteStore(Path(self._dir) / "states.sqlite")
 
-    def close(self) -> None:
+    def _close_store(self) -> None:
         self._states.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
 
     # -- a script as an agent ------------------------------------------------------------------
 
@@ -412,7 +390,7 @@ class OpenAIAgentsAdapter:
                 break
             if isinstance(step, EffectStep):
                 if step.fault is not None:
-                    raise _Unrealisable(
+                    raise Unrealisable(
                         f"effect fault {step.fault.value}: the SDK has no effect journal to "
                         "crash inside of")
                 turns.append((_Call("effect", json.dumps({"key": step.key})),))
@@ -424,11 +402,11 @@ class OpenAIAgentsAdapter:
             else:
                 assert isinstance(step, InterruptStep)
                 if step.checkpoint != "turn" or step.checkpoint_write != "ok":
-                    raise _Unrealisable(
+                    raise Unrealisable(
                         "the SDK writes no checkpoint of its own: every interruption comes with "
                         "its RunState in memory, and saving it is the application's code")
                 if step.handlers is not None:
-                    raise _Unrealisable(
+                    raise Unrealisable(
                         "the SDK asks for approval in its runner before the tool function "
                         "runs: no user code sits around the pause point")
                 args = json.dumps(step.payload)
@@ -523,7 +501,7 @@ class OpenAIAgentsAdapter:
         return peer_hello(
             name=f"openai-agents (RunState JSON {saved})", distribution="openai-agents",
             homepage="https://github.com/openai/openai-agents-python",
-            groups=[*CLAIMED, *([Group.DURABILITY] if self.store == "sqlite" else [])],
+            groups=self._groups(CLAIMED),
             notes=f"plain OpenAI Agents SDK: function tools with needs_approval, "
                   f"RunState.to_json/from_json saved {saved}, approve/reject, "
                   "Runner.run(agent, state); offline scripted model; token = run id:call id; "
@@ -540,7 +518,7 @@ class OpenAIAgentsAdapter:
     def start(self, args: StartArgs) -> Result[RunReport]:
         try:
             run = self._define(args.run_id, args.script)
-        except _Unrealisable as exc:
+        except Unrealisable as exc:
             return Skipped(reason=str(exc))
 
         def go() -> RunReport:
@@ -589,33 +567,11 @@ class OpenAIAgentsAdapter:
             return resolved
         return as_result(attempt(lambda: self._answer(resolved, args.response), _refusal))
 
-    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
-        return self._resume(args)
-
-    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
-        """Each request goes to an agent of its own, as to a separate server; each loads the
-        saved state, then all approve and run together."""
-        results: list[ResumeResult] = run_together(
-            [functools.partial(self._resume, r, True) for r in args.requests])
-        return Ok(data=RaceData(results=results))
-
-    def cancel(self, args: CancelArgs) -> Result[CancelData]:
-        return Skipped(reason="the OpenAI Agents SDK cannot cancel a paused run (its saved "
-                              "state is simply never resumed, or deleted)")
-
-    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
-        return Skipped(reason="the OpenAI Agents SDK's approvals have no clock: they never "
-                              "expire")
-
-    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
-        return Skipped(reason="the OpenAI Agents SDK has no effect journal, so no outcome is "
-                              "ever unknown to it")
-
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         """The process dies: the store opened anew (an empty one for ``memory``), the agents
         built anew, and every saved state loaded to publish its pending approvals."""
         def go() -> RestartData:
-            self._states.close()
+            self._close_store()
             self._states, self._agents = self._open_store(), {}
             return RestartData(runs=[], pauses=[p for run in self._runs.values()
                                                 for p in self._live(run)])
@@ -637,9 +593,6 @@ class OpenAIAgentsAdapter:
             return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
                            message=f"no saved state has a tool call {iid!r}")
         return as_result(attempt(go))
-
-    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
-        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
 
 
 def make() -> OpenAIAgentsAdapter:

@@ -40,8 +40,8 @@ Pydantic AI has no effect journal to crash inside of.
 **A published pause** is a deferred tool call: its id is the tool call id, its name the
 question asked (``approve`` for a gate), its payload the call's metadata, and its token
 ``"<conversation id>:<tool call id>"`` -- what an integration hands the person to answer with.
-It is resumable when its conversation was saved, and ``expires_at`` is :data:`NO_EXPIRY`, a
-constant: deferred tool calls never expire.
+It is resumable when its conversation was saved, and ``expires_at`` is
+:data:`~.base.NO_EXPIRY`, a constant: deferred tool calls never expire.
 
 **A resume** loads the conversation the token names (with the resume's scope), asks its
 ``DeferredToolRequests.remaining(...)`` the ``kind`` of the pending call -- a call no longer
@@ -111,17 +111,10 @@ from pausepoint.clauses import ErrorCode, Group
 from pausepoint.gate import Decision, ThresholdGate
 from pausepoint.harness import MemoryWorld
 
-from ..port import run_together
-from .base import as_result, attempt
+from .base import NO_EXPIRY, TOKEN_SEPARATOR, PeerAdapter, Unrealisable, as_result, attempt
 from .base import hello as peer_hello
 from ..protocol import (
-    AdvanceClockArgs,
-    CancelArgs,
-    CancelData,
-    ClockData,
-    CountData,
     CrashRestartArgs,
-    EffectCountArgs,
     EffectStep,
     Empty,
     EndStep,
@@ -135,9 +128,6 @@ from ..protocol import (
     PauseStateArgs,
     PhaseData,
     PublishedPause,
-    RaceData,
-    RaceResumeArgs,
-    ReconcileArgs,
     Refused,
     ResetArgs,
     RestartData,
@@ -153,12 +143,6 @@ from ..protocol import (
 )
 
 T = TypeVar("T")
-
-NO_EXPIRY: Final[int] = 2**53 - 1
-"""``expires_at`` of every published pause: deferred tool calls never expire, and the
-protocol wants an integer (the largest one JSON carries exactly)."""
-
-TOKEN_SEPARATOR: Final[str] = ":"
 
 CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.MULTI_PAUSE, Group.CONCURRENCY)
 
@@ -199,10 +183,6 @@ class _Store(InMemoryConversationStore):
         with self._lock:  # the in-memory write awaits nothing: it runs whole under the lock
             await super().write_record(record, new_entries=new_entries,
                                        expected_revision=expected_revision)
-
-
-class _Unrealisable(Exception):
-    """A script step with no Pydantic AI realisation (answered skipped)."""
 
 
 @attrs.define
@@ -285,18 +265,20 @@ def _sync(coro: Coroutine[Any, Any, T]) -> Callable[[], T]:
     return lambda: asyncio.run(coro)
 
 
-class PydanticAIAdapter:
+class PydanticAIAdapter(PeerAdapter):
     """The protocol's scripted runs as Pydantic AI agents played by a scripted
     ``FunctionModel``, their conversations in a shared ``InMemoryConversationStore``."""
 
+    cancel_reason = ("Pydantic AI cannot cancel a paused conversation (AgentRun.cancel stops a "
+                     "running run; a conversation is never resumed, or deleted)")
+    clock_reason = "Pydantic AI deferred tool calls have no clock: they never expire"
+    reconcile_reason = "Pydantic AI has no effect journal, so no outcome is ever unknown to it"
+
     def __init__(self) -> None:
+        super().__init__()
         self._failing: set[str] = set()
         self._store = _Store(self._failing)
-        self._world = MemoryWorld()
         self._runs: dict[str, _Run] = {}
-
-    def close(self) -> None:
-        pass
 
     # -- a script as an agent ----------------------------------------------------------------
 
@@ -380,7 +362,7 @@ class PydanticAIAdapter:
             if isinstance(step, EndStep):
                 break
             if isinstance(step, EffectStep) and step.fault is not None:
-                raise _Unrealisable(
+                raise Unrealisable(
                     f"effect fault {step.fault.value}: Pydantic AI has no effect journal to "
                     "crash inside of; a tool call a crash interrupts is simply lost or run "
                     "again")
@@ -448,7 +430,7 @@ class PydanticAIAdapter:
     def start(self, args: StartArgs) -> Result[RunReport]:
         try:
             run = self._define(args)
-        except _Unrealisable as exc:
+        except Unrealisable as exc:
             return Skipped(reason=str(exc))
         self._runs[run.run_id] = run
         return as_result(_attempt(_sync(self._invoke(run, user_prompt=PROMPT,
@@ -503,37 +485,15 @@ class PydanticAIAdapter:
                                         deferred_tool_results=r.results)
         return ResumeData(replayed=False, interrupt_id=r.tool_call_id, run=report)
 
-    def _resume(self, args: ResumeArgs,
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
+        """``fresh`` changes nothing: every agent run builds an agent of its own already."""
         resolved = _attempt(_sync(self._resolve(args)))
         if together is not None:  # every racer has loaded the conversation: now all run
             together()
         if isinstance(resolved, (Refused, Errored)):
             return resolved
         return as_result(_attempt(_sync(self._answer(resolved))))
-
-    def resume(self, args: ResumeArgs) -> Result[ResumeData]:
-        return self._resume(args)
-
-    def race_resume(self, args: RaceResumeArgs) -> Result[RaceData]:
-        """Each request is a server of its own (a fresh agent on the shared store): each loads
-        the conversation, then all run and save together."""
-        def server(req: ResumeArgs) -> Callable[[Callable[[], None]], ResumeResult]:
-            return lambda together: self._resume(req, together=together)
-        results: list[ResumeResult] = run_together([server(r) for r in args.requests])
-        return Ok(data=RaceData(results=results))
-
-    def cancel(self, args: CancelArgs) -> Result[CancelData]:
-        return Skipped(reason="Pydantic AI cannot cancel a paused conversation (AgentRun.cancel "
-                              "stops a running run; a conversation is never resumed, or "
-                              "deleted)")
-
-    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
-        return Skipped(reason="Pydantic AI deferred tool calls have no clock: they never expire")
-
-    def reconcile(self, args: ReconcileArgs) -> Result[PhaseData]:
-        return Skipped(reason="Pydantic AI has no effect journal, so no outcome is ever "
-                              "unknown to it")
 
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         return Skipped(reason="pydantic-ai-slim ships only an in-memory conversation store, "
@@ -558,11 +518,7 @@ class PydanticAIAdapter:
                 return PhaseData(phase="paused")
             return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
                            message=f"no run published a tool call {iid!r}")
-        res = _attempt(_sync(go()))
-        return res if isinstance(res, (Refused, Errored)) else Ok(data=res)
-
-    def effect_count(self, args: EffectCountArgs) -> Result[CountData]:
-        return Ok(data=CountData(count=self._world.count(args.run_id, args.key)))
+        return as_result(_attempt(_sync(go())))
 
 
 def make() -> PydanticAIAdapter:
