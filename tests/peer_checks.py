@@ -5,7 +5,6 @@ clause by clause, and a peer adapter driven the way the checks drive it (session
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -28,7 +27,7 @@ from pausepoint_conformance.protocol import (
     Step,
 )
 from pausepoint_conformance.runner import SuiteResult
-from scratch import fast_tmpdir
+from scratch import fast_tempfiles, fast_tmpdir
 
 A = TypeVar("A", bound=StoredPeerAdapter)
 
@@ -46,11 +45,8 @@ def measured(name: str, factory: str | None = None) -> Any:
 
     @pytest.fixture(scope="module")
     def measurement() -> Iterator[SuiteResult]:
-        saved, tempfile.tempdir = tempfile.tempdir, fast_tmpdir()
-        try:
+        with fast_tempfiles():
             yield matrix.measure(peer)
-        finally:
-            tempfile.tempdir = saved
     return measurement
 
 

@@ -3,7 +3,10 @@ has one (the same commits, without waiting on the disk's fsync)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -20,3 +23,14 @@ def fast_env() -> dict[str, str]:
     if where:
         env["TMPDIR"] = where
     return env
+
+
+@contextlib.contextmanager
+def fast_tempfiles() -> Iterator[None]:
+    """Within it, :mod:`tempfile` makes its files and directories under :func:`fast_tmpdir`
+    (for adapters that make their own scratch directory, such as the peers)."""
+    saved, tempfile.tempdir = tempfile.tempdir, fast_tmpdir()
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved

@@ -5,25 +5,21 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pausepoint_conformance.peers import PEERS, matrix
-from scratch import fast_tmpdir
+from scratch import fast_tempfiles
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def fresh_pages() -> Iterator[dict[Path, str]]:
-    saved, tempfile.tempdir = tempfile.tempdir, fast_tmpdir()
-    try:
+    with fast_tempfiles():
         yield matrix.pages(ROOT)
-    finally:
-        tempfile.tempdir = saved
 
 
 def test_every_peer_has_a_page_linked_from_the_overview() -> None:
