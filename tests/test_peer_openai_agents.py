@@ -24,11 +24,12 @@ FAILED = {
     "resume.consume.single-winner", "resume.response.schema", "resume.authority",
     "resume.refusal.order", "input.bounded", "pause.payload.schema", "pause.refusal.order",
     "pause.published",
+    "effect.at-most-once",
+    "resume.consume.at-most-once",
 }
 """Every clause the SDK fails, as measured (a change in either direction is news)."""
 
-PASSED = {"resume.continuation.recorded-turn", "resume.consume.at-most-once",
-          "effect.at-most-once", "lifecycle.transition.table", "run.events.single-terminal",
+PASSED = {"resume.continuation.recorded-turn", "lifecycle.transition.table", "run.events.single-terminal",
           "pause.interaction.registered", "pause.tool-call.bound", "pause.refusal.before-mint",
           "gate.separate", "multi.independent", "durability.restart",
           "durability.token.reissue", "durability.commit-per-change"}

@@ -1074,9 +1074,9 @@ def _race_round(ctx: Ctx, run_id: str, same: bool, n: int = 4) -> None:
     responses = [YES if same else {"approved": True, "n": i} for i in range(n)]
     results = ctx.race([ctx.resume_args(p, r) for r in responses])
     firsts = [r for r in results if isinstance(r, Ok) and not r.data.replayed]
-    ctx.expect(len(firsts) == 1, "resume.consume.single-winner", "exactly one winner",
-               [describe(r) for r in results],
-               f"{len(firsts)} of {n} racing resumes consumed the pause")
+    ctx.expect_also(len(firsts) == 1, "resume.consume.single-winner", "exactly one winner",
+                    [describe(r) for r in results],
+                    f"{len(firsts)} of {n} racing resumes consumed the pause")
     for r in results:
         if isinstance(r, Ok) and r.data.replayed:
             ctx.expect(same, "race.decided-once", "a refusal", describe(r),
@@ -1085,7 +1085,8 @@ def _race_round(ctx: Ctx, run_id: str, same: bool, n: int = 4) -> None:
             codes = [E.RESPONSE_CONFLICT, E.PAUSE_CONSUMED] if not same else [
                 E.PAUSE_CONSUMED, E.RESPONSE_CONFLICT]
             ctx.expect_refused(r, codes, "race.decided-once", "a losing resume")
-    ctx.expect_count(run_id, "b", 1, "resume.consume.at-most-once",
+    ctx.expect_count(run_id, "b", 1, "effect.at-most-once" if same
+                     else "resume.consume.at-most-once",
                      "racing resumes ran the continuation more than once")
     ctx.expect_phase(p, "consumed", "resume.consume.single-winner")
 

@@ -166,6 +166,16 @@ class CaseResult:
     message: str = ""
     duration_s: float = 0.0
     source: str = ""
+    also_failed: tuple[tuple[str, str], ...] = ()
+    """Other clauses the same case saw broken, with what broke them (``Ctx.expect_also``)."""
+
+    def failure_message(self, clause_id: str) -> str | None:
+        """What broke ``clause_id`` in this case, or None when it did not fail it."""
+        if self.outcome != Outcome.FAILED:
+            return None
+        if self.failed_clause == clause_id:
+            return self.message
+        return next((m for c, m in self.also_failed if c == clause_id), None)
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -177,6 +187,8 @@ class CaseResult:
         if self.outcome == Outcome.FAILED:
             out.update(failed_clause=self.failed_clause, expected=_jsonable(self.expected),
                        got=_jsonable(self.got), message=self.message)
+            if self.also_failed:
+                out["also_failed"] = [{"clause": c, "message": m} for c, m in self.also_failed]
         elif self.message:
             out["reason" if self.outcome in (Outcome.SKIPPED, Outcome.NOT_CLAIMED)
                 else "message"] = self.message
@@ -261,6 +273,7 @@ class Ctx:
         self.phases: dict[str, list[str]] = {}
         self.paused_runs: set[str] = set()
         self.first_clause = check_.clauses[0]
+        self.also: list[CheckFailed] = []
 
     # -- failure helpers ---------------------------------------------------------------------
 
@@ -271,6 +284,14 @@ class Ctx:
                message: str) -> None:
         if not cond:
             raise self.fail(clause_id, expected, got, message)
+
+    def expect_also(self, cond: bool, clause_id: str, expected: object, got: object,
+                    message: str) -> None:
+        """Like :meth:`expect`, but a failure is recorded and the check goes on, so that one
+        case can show several clauses broken (a race with four winners also ran the
+        continuation four times).  The case fails at its end if nothing failed before."""
+        if not cond:
+            self.also.append(self.fail(clause_id, expected, got, message))
 
     def _unwrap(self, result: Any, what: str, clause_id: str | None) -> Any:
         """The data of an ``ok``; a refusal where success was needed fails ``clause_id``."""
@@ -580,9 +601,7 @@ def run_check(adapter: Adapter, chk: Check, claimed: frozenset[Group],
         ctx.reset()
         chk.fn(ctx)
     except CheckFailed as f:
-        return CaseResult(**base, outcome=Outcome.FAILED,  # type: ignore[arg-type]
-                          failed_clause=f.clause, expected=f.expected, got=f.got,
-                          message=f.message, duration_s=time.perf_counter() - t0)
+        return _failed(base, [*ctx.also, f], time.perf_counter() - t0)
     except CheckSkipped as s:
         return CaseResult(**base, outcome=Outcome.SKIPPED,  # type: ignore[arg-type]
                           message=s.reason, duration_s=time.perf_counter() - t0)
@@ -594,8 +613,20 @@ def run_check(adapter: Adapter, chk: Check, claimed: frozenset[Group],
         return CaseResult(**base, outcome=Outcome.ERRORED,  # type: ignore[arg-type]
                           message="the check itself raised:\n" + traceback.format_exc(),
                           duration_s=time.perf_counter() - t0)
+    if ctx.also:
+        return _failed(base, ctx.also, time.perf_counter() - t0)
     return CaseResult(**base, outcome=Outcome.PASSED,  # type: ignore[arg-type]
                       duration_s=time.perf_counter() - t0)
+
+
+def _failed(base: dict[str, Any], failures: Sequence[CheckFailed], seconds: float
+            ) -> CaseResult:
+    """A failed case: its first failure, and every later one as ``also_failed``."""
+    first = failures[0]
+    return CaseResult(**base, outcome=Outcome.FAILED,
+                      failed_clause=first.clause, expected=first.expected, got=first.got,
+                      message=first.message, duration_s=seconds,
+                      also_failed=tuple((f.clause, f.message) for f in failures[1:]))
 
 
 # -- script shorthands -----------------------------------------------------------------------

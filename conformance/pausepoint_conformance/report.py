@@ -127,6 +127,9 @@ def print_summary(result: SuiteResult, console: Console, *, show_table: bool = T
                           f"  expected: {json.dumps(rec['expected'])[:400]}\n"
                           f"  got:      {json.dumps(rec['got'])[:400]}", markup=False,
                           highlight=False)
+            for clause_id, message in c.also_failed:
+                console.print(f"  also:     {clause_id}: {message}", markup=False,
+                              highlight=False)
         else:
             console.print("  " + "\n  ".join(c.message.strip().splitlines()[-8:]),
                           markup=False, highlight=False)

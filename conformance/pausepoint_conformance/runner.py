@@ -103,7 +103,7 @@ def clause_verdicts(cases: Sequence[CaseResult], claimed: frozenset[Group]) -> l
     out: list[ClauseVerdict] = []
     for c in CLAUSES:
         citing = [r for r in cases if c.id in r.clauses]
-        failed = [r for r in cases if r.outcome == Outcome.FAILED and r.failed_clause == c.id]
+        failed = [r for r in cases if r.failure_message(c.id) is not None]
         ids = tuple(r.id for r in citing)
         base: dict[str, Any] = dict(id=c.id, group=c.group.value, level=c.level.value)
         if c.group not in claimed:
@@ -115,7 +115,7 @@ def clause_verdicts(cases: Sequence[CaseResult], claimed: frozenset[Group]) -> l
             f = failed[0]
             more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
             out.append(ClauseVerdict(**base, verdict=Verdict.FAILED,
-                                     why=f"{f.id}: {f.message}{more}",
+                                     why=f"{f.id}: {f.failure_message(c.id)}{more}",
                                      cases=tuple(r.id for r in failed)))
             continue
         errored = [r for r in citing if r.outcome == Outcome.ERRORED]
