@@ -363,3 +363,41 @@ def test_conform_command_fails_a_broken_implementation(capsys: pytest.CaptureFix
 def test_conform_command_rejects_a_bad_adapter_spelling(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["conform", "--adapter", "reference:oracle"]) == 2
     assert cli_main(["conform", "--adapter", "no_such_module_xyz:make"]) == 2
+
+
+def test_a_check_can_show_several_clauses_broken() -> None:
+    """``Ctx.expect_also`` records a broken clause and lets the check go on: the case fails on
+    the first failure, names the later ones, and every one of them is a FAILED clause."""
+    from pausepoint.clauses import Group as G
+    from pausepoint_conformance.framework import Check, Ctx, run_check
+
+    def soft_then_hard(ctx: Ctx) -> None:
+        ctx.expect_also(False, "resume.consume.single-winner", 1, 4, "four winners")
+        ctx.expect_also(True, "race.decided-once", 1, 1, "fine")
+        ctx.expect(False, "effect.at-most-once", 1, 4, "the effect ran four times")
+
+    def soft_only(ctx: Ctx) -> None:
+        ctx.expect_also(False, "resume.consume.single-winner", 1, 2, "two winners")
+
+    cited = ("resume.consume.single-winner", "race.decided-once", "effect.at-most-once")
+    checks = tuple(Check(id=f"test/{fn.__name__}", description="", clauses=cited, fn=fn,
+                         groups=frozenset({G.CORE, G.CONCURRENCY}))
+                   for fn in (soft_then_hard, soft_only))
+    adapter = ReferenceAdapter("memory")
+    try:
+        both, alone = (run_check(adapter, chk, frozenset(G)) for chk in checks)
+        result = run_suite(adapter, adapter_name="test", plan=Plan(checks=checks[:1]))
+    finally:
+        adapter.close()
+    assert (both.outcome, both.failed_clause, both.message) == (
+        Outcome.FAILED, "resume.consume.single-winner", "four winners")
+    assert both.also_failed == (("effect.at-most-once", "the effect ran four times"),)
+    assert both.record()["also_failed"] == [{"clause": "effect.at-most-once",
+                                             "message": "the effect ran four times"}]
+    assert (alone.outcome, alone.failed_clause, alone.also_failed) == (
+        Outcome.FAILED, "resume.consume.single-winner", ())
+    v = verdicts(result)
+    assert v["resume.consume.single-winner"] == v["effect.at-most-once"] == Verdict.FAILED
+    assert v["race.decided-once"] != Verdict.FAILED
+    assert "the effect ran four times" in next(c.why for c in result.clauses
+                                               if c.id == "effect.at-most-once")
