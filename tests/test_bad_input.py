@@ -59,8 +59,8 @@ class Opaque:
 
 
 def bad_values() -> list[Any]:
-    """Values that are not bounded JSON: wrong types, non-finite numbers, non-text keys, too
-    long, too deep, cyclic."""
+    """Values that are not bounded JSON of Unicode text: wrong types, non-finite numbers,
+    non-text keys, lone surrogates, too long, too deep, cyclic."""
     return [
         pytest.param({1, 2}, id="set"), pytest.param({"a": {1}}, id="nested-set"),
         pytest.param(b"bytes", id="bytes"), pytest.param({"b": bytearray(b"x")}, id="bytearray"),
@@ -70,6 +70,10 @@ def bad_values() -> list[Any]:
         pytest.param({1: "a"}, id="int-key"), pytest.param({"c": Colour.RED}, id="enum"),
         pytest.param(OrderedDict(a=1), id="dict-subclass"),
         pytest.param({"n": 10**5000}, id="huge-int"),
+        pytest.param({"s": "ok \ud800"}, id="lone-high-surrogate"),
+        pytest.param(["\udfff"], id="lone-low-surrogate"),
+        pytest.param({"\udc80": 1}, id="surrogate-key"),
+        pytest.param({"s": "x" * 10_000_000}, id="ten-megabyte-string"),
         pytest.param({"s": "x" * (MAX_BYTES - 7)}, id="oversized-by-one"),
         pytest.param(["y" * 1000] * 100, id="oversized-list"),
         pytest.param(nested(MAX_DEPTH + 1), id="nested-too-deep"),

@@ -29,6 +29,7 @@ the stdio protocol, and the suite must fail it for the clause its bug breaks (an
 | wiring_unchecked | a composition function that wires whatever it is given | `wiring.consistent` |
 | ask_tool_always | the ask-the-user tool offered with no interaction registered | `wiring.no-interaction-no-tool` |
 | answer_goes_next | a resume routed to what the run waits on now, not the token's pause | `replay.same-response` |
+| surrogates_accepted | payloads and responses bounded but not checked to be Unicode text | `input.bounded` |
 """
 
 from __future__ import annotations

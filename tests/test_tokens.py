@@ -783,3 +783,20 @@ def test_digest() -> None:
     """token.claims: payload digest is SHA-256 hex of the UTF-8 text."""
     assert digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     assert digest("é") != digest("e") and len(digest("x")) == 64
+
+
+def test_check_bounds_refuses_what_is_not_unicode_text() -> None:
+    """``input.bounded``: a lone surrogate (in a value or a key) is not Unicode text; a whole
+    pair, written either way, is.  Canonical JSON itself still serialises it (it is used for
+    values the implementation made, not only for input)."""
+    for bad in ("\ud800", {"a": ["ok", "x\udfff"]}, {"\udc00": 1}, "\udbff\ud800"):
+        assert "surrogate" in (check_bounds(bad) or ""), bad
+    for good in ("😀", "\U0010ffff", {"é": "\ufffd"}, json.loads('"\\ud83d\\ude00"')):
+        assert check_bounds(good) is None, good
+    assert canonical_json("\ud800") == '"\\ud800"'
+
+
+def test_check_bounds_refuses_a_long_string_before_serialising_it() -> None:
+    """The cost of the bound is bounded by the bound: a 50 MB string is refused by its length,
+    not after escaping it."""
+    assert "too long" in (check_bounds("é" * 50_000_000) or "")

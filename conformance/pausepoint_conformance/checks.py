@@ -40,6 +40,8 @@ from .protocol import Handlers, Ok, PublishedPause, Refused
 TOKEN_ERRORS: Final[tuple[E, ...]] = (E.TOKEN_INVALID, E.TOKEN_MALFORMED)
 DEEP: Final[Any] = json.loads("[" * 40 + "]" * 40)
 HUGE: Final[str] = "x" * 70_000
+LONE_SURROGATE: Final[str] = json.loads('"approve \\ud800"')
+"""Not Unicode text: UTF-8 cannot carry it, so no two languages need read it alike."""
 
 
 def only(rep_pauses: list[PublishedPause], ctx: Ctx, clause_id: str, n: int = 1,
@@ -174,12 +176,15 @@ def _response_invalid(ctx: Ctx) -> None:
 def _bounded(ctx: Ctx) -> None:
     p = basic(ctx)
     for what, bad in (("a response nested 40 deep", {"deep": DEEP}),
-                      ("a 70 kB response", {"text": HUGE})):
+                      ("a 70 kB response", {"text": HUGE}),
+                      ("a response with a lone surrogate", {"text": LONE_SURROGATE})):
         ctx.refuse_resume(p, [E.RESPONSE_INVALID], "input.bounded", what, response=bad)
         ctx.expect_phase(p, "resumable", "lifecycle.refusal.no-change")
         ctx.expect_count("r1", "b", 0, "effect.refusal.no-effect")
     for i, (what, payload) in enumerate((("a payload nested 40 deep", {"deep": DEEP}),
-                                         ("a 70 kB payload", {"text": HUGE}))):
+                                         ("a 70 kB payload", {"text": HUGE}),
+                                         ("a payload with a lone surrogate",
+                                          {"text": LONE_SURROGATE}))):
         raw = ctx.start_raw([ask("approve", payload), end()], f"big{i}")
         _expect_pause_refused(ctx, raw, [E.PAYLOAD_INVALID], "input.bounded", what)
     ctx.resume(p, YES, clause_id="resume.refusal.keeps-pause")

@@ -19,7 +19,10 @@ a token).
 :func:`check_bounds` is the size and depth bound applied to pause payloads and resume responses
 (clauses ``pause.payload.schema``, ``resume.response.schema``, ``input.bounded``).  It never
 raises and never recurses, so hostile input (deeply nested, cyclic, huge) gets a message back
-instead of a ``RecursionError`` or a long serialisation.
+instead of a ``RecursionError`` or a long serialisation.  It also refuses strings that are not
+Unicode text -- a lone surrogate code point (U+D800 to U+DFFF), which Python's ``str`` and JSON's
+``\\uXXXX`` escapes can carry but UTF-8 cannot: another language would read such a value
+differently (or not at all), so its digest, and so replay, would not agree (I-JSON, RFC 7493).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Final
 
 MAX_BYTES: Final[int] = 65536
@@ -36,8 +40,18 @@ MAX_DEPTH: Final[int] = 32
 """Default bound on nesting: a scalar has depth 0, ``[]``/``{}`` depth 1, ``[[1]]`` depth 2."""
 
 
-def _scalar_text(value: object) -> str | None:
-    """The canonical text of a JSON scalar, or None if ``value`` is not one."""
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+
+
+def _unicode(text: str) -> None:
+    if _SURROGATE.search(text):
+        raise ValueError("a string holds a lone surrogate (U+D800 to U+DFFF): it is not "
+                         "Unicode text")
+
+
+def _scalar_text(value: object, room: int = 2**63, unicode_only: bool = False) -> str | None:
+    """The canonical text of a JSON scalar, or None if ``value`` is not one.  A string longer
+    than ``room`` is refused before it is serialised (its text is at least that long)."""
     if value is None or value is True or value is False:
         return json.dumps(value)
     if isinstance(value, int):
@@ -47,20 +61,29 @@ def _scalar_text(value: object) -> str | None:
             raise ValueError("NaN and infinities are not JSON")
         return float.__repr__(value)
     if isinstance(value, str):
+        if len(value) > room:
+            raise ValueError("string too long")
+        if unicode_only:
+            _unicode(value)
         return json.dumps(str.__str__(value), ensure_ascii=True)
     return None
 
 
 def check_bounds(value: object, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> str | None:
-    """Return why ``value`` is out of bounds, or None if it is a JSON value whose canonical text
-    is at most ``max_bytes`` long and whose nesting depth is at most ``max_depth``.
+    """Return why ``value`` is out of bounds, or None if it is a JSON value of Unicode text
+    whose canonical text is at most ``max_bytes`` long and whose nesting depth is at most
+    ``max_depth``.
 
     Out of bounds: any non-JSON type (set, tuple, bytes, arbitrary objects, ``dict``/``list``
     subclasses, a ``dict`` with a non-``str`` key, NaN, +-inf, an ``int`` too long to print), a
-    cycle, too deep, too long.  The walk is
+    string or key with a lone surrogate, a cycle, too deep, too long.  The walk is
     iterative and stops as soon as a bound is crossed, so its cost is bounded by ``max_bytes``.
     When it returns None, ``len(canonical_json(value))`` equals the size it measured.
     """
+    return _walk(value, max_bytes, max_depth, unicode_only=True)
+
+
+def _walk(value: object, max_bytes: int, max_depth: int, unicode_only: bool) -> str | None:
     size = 0
     # Each stack entry: (value, depth at which the value sits).
     stack: list[tuple[object, int]] = [(value, 0)]
@@ -73,7 +96,7 @@ def check_bounds(value: object, max_bytes: int = MAX_BYTES, max_depth: int = MAX
             on_path.discard(exits.pop()[1])
         item, depth = stack.pop()
         try:
-            text = _scalar_text(item)
+            text = _scalar_text(item, max_bytes - size, unicode_only)
         except ValueError as exc:
             return f"value out of bounds: {exc}"
         if text is not None:
@@ -90,6 +113,10 @@ def check_bounds(value: object, max_bytes: int = MAX_BYTES, max_depth: int = MAX
                 for key, sub in item.items():
                     if not isinstance(key, str):
                         return f"object key {type(key).__name__} is not a string"
+                    if len(key) > max_bytes - size:
+                        return f"value larger than {max_bytes} bytes of canonical JSON"
+                    if unicode_only and _SURROGATE.search(key):
+                        return "an object key holds a lone surrogate: it is not Unicode text"
                     size += len(json.dumps(key, ensure_ascii=True)) + 1  # key and colon
                     stack.append((sub, depth + 1))
             else:
@@ -110,7 +137,7 @@ def canonical_json(value: object) -> str:
     and for cycles.  It applies no size or depth bound of its own beyond
     ``sys.getrecursionlimit``; call :func:`check_bounds` first on untrusted input.
     """
-    problem = check_bounds(value, max_bytes=2**63, max_depth=2**31)
+    problem = _walk(value, max_bytes=2**63, max_depth=2**31, unicode_only=False)
     if problem is not None:
         raise ValueError(problem)
     try:
