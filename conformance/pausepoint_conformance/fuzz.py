@@ -422,7 +422,7 @@ def _cyclic() -> object:
 
 def hostile_values() -> list[tuple[str, object]]:
     """Values no interaction whose schema is a JSON object accepts (too big, too deep, cyclic,
-    not JSON, or not an object), named."""
+    not JSON, not Unicode text, or not an object), named."""
     many = {f"k{i}": i for i in range(12_000)}
     return [
         ("deep-list", _nested(33, "list")), ("deep-dict", {"a": _nested(40, "dict")}),
@@ -437,6 +437,7 @@ def hostile_values() -> list[tuple[str, object]]:
         ("none", None), ("bool", True), ("float", 1.5), ("bytes", b"{}"),
         ("non-utf8-bytes", b"\xff\xfe"),
         ("dict-subclass", collections.OrderedDict(a=1)),
+        ("lone-surrogate", {"x": "\ud800"}), ("surrogate-key", {"\udfff": 1}),
     ]
 
 
