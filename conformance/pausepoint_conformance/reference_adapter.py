@@ -187,12 +187,18 @@ class ReferenceAdapter:
         """The store bundle the harness sees (identity here)."""
         return bundle
 
+    harness_class: type[Harness] = Harness
+    """The harness every server of this adapter runs (a broken implementation may swap it)."""
+
+    interactions: tuple[Interaction, ...] = INTERACTIONS
+    """The interactions registered (the protocol's table, unless a broken one swaps them)."""
+
     def make_harness(self, *, open_bundle: Callable[[], StoreBundle], signer: KeyRing,
                      clock: ManualClock, world: World, ttl_ms: int,
                      durable_restart: bool) -> Harness:
-        return Harness(open_bundle=open_bundle, signer=signer, clock=clock, world=world,
-                       ttl_ms=ttl_ms, interactions=INTERACTIONS,
-                       durable_restart=durable_restart)
+        return self.harness_class(open_bundle=open_bundle, signer=signer, clock=clock,
+                                  world=world, ttl_ms=ttl_ms, interactions=self.interactions,
+                                  durable_restart=durable_restart)
 
     def make_runner(self) -> Runner:
         """The runner every harness of this adapter invokes runs with."""
@@ -414,7 +420,7 @@ class ReferenceAdapter:
         ask-the-user tool, then dropped.  The instance under test is not touched."""
         with self._lock:
             def go() -> WiringData:
-                known = {i.name: i for i in INTERACTIONS}
+                known = {i.name: i for i in self.interactions}
                 unknown = sorted(set(args.interactions) - set(known))
                 if unknown:
                     raise PausepointError(ErrorCode.INTERACTION_UNREGISTERED,

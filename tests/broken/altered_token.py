@@ -9,7 +9,7 @@ from typing import Any
 from _base import main, token_claims
 
 from pausepoint.harness import Harness, Report
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("token.integrity",)
 
@@ -27,8 +27,7 @@ class TrustingHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: altered token accepted"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return TrustingHarness(interactions=INTERACTIONS, **kw)
+    harness_class = TrustingHarness
 
 
 def make() -> Broken:

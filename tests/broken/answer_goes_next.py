@@ -11,7 +11,7 @@ from _base import main, token_claims
 
 from pausepoint.harness import Harness, Report
 from pausepoint.lifecycle import Phase
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("replay.same-response",)
 
@@ -32,8 +32,7 @@ class NextQuestionHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: a repeated answer answers the next question"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return NextQuestionHarness(interactions=INTERACTIONS, **kw)
+    harness_class = NextQuestionHarness
 
 
 def make() -> Broken:

@@ -8,7 +8,7 @@ from typing import Any
 from _base import main
 
 from pausepoint.harness import Harness
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("cancel.distinct",)
 
@@ -24,8 +24,7 @@ class LeakyCancelHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: cancel ignored"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return LeakyCancelHarness(interactions=INTERACTIONS, **kw)
+    harness_class = LeakyCancelHarness
 
 
 def make() -> Broken:

@@ -8,7 +8,7 @@ from typing import Any
 from _base import main, token_claims
 
 from pausepoint.harness import Harness, Report
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("resume.binding.scope",)
 
@@ -24,8 +24,7 @@ class ScopeFromTokenHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: cross-scope token accepted"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return ScopeFromTokenHarness(interactions=INTERACTIONS, **kw)
+    harness_class = ScopeFromTokenHarness
 
 
 def make() -> Broken:

@@ -11,7 +11,7 @@ from _base import main, token_claims
 
 from pausepoint.harness import Harness, Report, _effect_key
 from pausepoint.ports import EffectStatus, RunStatus
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("effect.refusal.no-effect",)
 
@@ -38,8 +38,7 @@ class OptimisticHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: refusal ran a side effect"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return OptimisticHarness(interactions=INTERACTIONS, **kw)
+    harness_class = OptimisticHarness
 
 
 def make() -> Broken:

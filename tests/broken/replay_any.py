@@ -11,7 +11,7 @@ from _base import main, token_claims
 
 from pausepoint.harness import Harness, Report
 from pausepoint.lifecycle import Phase
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("replay.different-response.conflict",)
 
@@ -33,8 +33,7 @@ class AnyReplayHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: different answer replayed as the same"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return AnyReplayHarness(interactions=INTERACTIONS, **kw)
+    harness_class = AnyReplayHarness
 
 
 def make() -> Broken:

@@ -10,7 +10,7 @@ from typing import Any
 from _base import main
 
 from pausepoint.harness import Harness, Report
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("effect.at-most-once",)
 
@@ -32,8 +32,7 @@ class ReentrantHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: pre-pause effect re-run"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return ReentrantHarness(interactions=INTERACTIONS, **kw)
+    harness_class = ReentrantHarness
 
 
 def make() -> Broken:

@@ -9,7 +9,7 @@ from _base import main
 
 from pausepoint.clock import ManualClock
 from pausepoint.harness import Harness
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("resume.expiry",)
 
@@ -24,8 +24,7 @@ class StaleClockHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: resume after expiry"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return StaleClockHarness(interactions=INTERACTIONS, **kw)
+    harness_class = StaleClockHarness
 
 
 def make() -> Broken:

@@ -9,7 +9,7 @@ from typing import Any
 from _base import main
 
 from pausepoint.harness import Harness
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("token.rotation.drain",)
 
@@ -24,8 +24,7 @@ class NoDrainHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: retire ignores the drain proof"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return NoDrainHarness(interactions=INTERACTIONS, **kw)
+    harness_class = NoDrainHarness
 
 
 def make() -> Broken:

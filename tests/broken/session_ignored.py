@@ -8,7 +8,7 @@ from typing import Any
 from _base import main, token_claims
 
 from pausepoint.harness import Harness, Report
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("resume.binding.run",)
 
@@ -25,8 +25,7 @@ class SessionFromTokenHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: session binding not checked"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return SessionFromTokenHarness(interactions=INTERACTIONS, **kw)
+    harness_class = SessionFromTokenHarness
 
 
 def make() -> Broken:

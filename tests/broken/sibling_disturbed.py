@@ -13,7 +13,7 @@ from pausepoint import lifecycle as lc
 from pausepoint.harness import Harness, Report
 from pausepoint.ports import RunStatus
 from pausepoint.registry import RECONCILE
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("multi.independent",)
 
@@ -40,8 +40,7 @@ class FirstAnswerWinsHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: sibling pause disturbed"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return FirstAnswerWinsHarness(interactions=INTERACTIONS, **kw)
+    harness_class = FirstAnswerWinsHarness
 
 
 def make() -> Broken:

@@ -12,7 +12,7 @@ from _base import main
 
 from pausepoint.harness import Harness
 from pausepoint.runner import InvocationPaused, RunEvent, RunIdentity, Runner
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter, _RecordingRunner
+from pausepoint_conformance.reference_adapter import ReferenceAdapter, _RecordingRunner
 
 EXPECTED = ("pause.signal.base-exception",)
 
@@ -46,8 +46,7 @@ class TranslatingRunner(_RecordingRunner):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: the pause signal is an Exception"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return ExceptionHarness(interactions=INTERACTIONS, **kw)
+    harness_class = ExceptionHarness
 
     def make_runner(self) -> Runner:
         return TranslatingRunner()

@@ -11,7 +11,7 @@ from _base import main
 from pausepoint.harness import Harness
 from pausepoint.ports import RunStatus
 from pausepoint.service import RunView
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.reference_adapter import ReferenceAdapter
 
 EXPECTED = ("status.distinguishes",)
 
@@ -35,8 +35,7 @@ class RunRecordStatusHarness(Harness):
 class Broken(ReferenceAdapter):
     implementation_name = "broken: status from the run record only"
 
-    def make_harness(self, **kw: Any) -> Harness:
-        return RunRecordStatusHarness(interactions=INTERACTIONS, **kw)
+    harness_class = RunRecordStatusHarness
 
 
 def make() -> Broken:
