@@ -8,7 +8,7 @@ nothing.
 Configurations: the reference on SQLite with its files on the disk (the default of
 ``pausepoint conform``), on SQLite with its files in a RAM-backed directory (``/dev/shm``: the
 same commits without waiting on fsync), and on the in-memory store; each in process and over
-stdio (``python -m pausepoint_conformance.stdio_reference``).  Targets on a 2-core machine:
+stdio (``python -m pausepoint_conformance.adapters.stdio_reference``).  Targets on a 2-core machine:
 in process at most 10 s, over stdio at most 30 s.
 """
 
@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pausepoint_conformance import checks as _checks  # noqa: F401 - registers the checks
-from pausepoint_conformance.framework import CHECKS
-from pausepoint_conformance.port import Adapter
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
-from pausepoint_conformance.runner import Plan, run_suite
-from pausepoint_conformance.stdio import StdioAdapter
-from pausepoint_conformance.vector_generator import generate
-from pausepoint_conformance.vectors import LoadedCase
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.stdio import StdioAdapter
+from pausepoint_conformance.suite import checks as _checks  # noqa: F401 - registers the checks
+from pausepoint_conformance.suite.framework import CHECKS
+from pausepoint_conformance.suite.runner import Plan, run_suite
+from pausepoint_conformance.vectors.generator import generate
+from pausepoint_conformance.vectors.replay import LoadedCase
 
 
 def vectors(n: int, seed: int = 0) -> list[LoadedCase]:
@@ -61,7 +61,7 @@ def configurations(only: str | None) -> list[tuple[str, Callable[[], Adapter]]]:
             env["TMPDIR"] = where
         out.append((f"stdio       {label}",
                     lambda store=store, env=env: StdioAdapter(
-                        [sys.executable, "-m", "pausepoint_conformance.stdio_reference",
+                        [sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference",
                          "--store", store], timeout=60, env=env)))
     if only:
         out = [c for c in out if only in c[0]]

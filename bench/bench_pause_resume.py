@@ -27,14 +27,14 @@ import time
 import uuid
 from collections.abc import Callable
 
-from pausepoint.clock import ManualClock
-from pausepoint.compose import compose
-from pausepoint.harness import DEFAULT_INTERACTIONS, Harness, MemoryWorld
-from pausepoint.runner import PauseBinding
-from pausepoint.service import ResumeRequest
+from pausepoint.core.tokens import KeyRing
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import compose
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness, MemoryWorld
+from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.service import ResumeRequest
 from pausepoint.stores import MemoryStore, StoreBundle
-from pausepoint.tokens import KeyRing
-from pausepoint_conformance.testbed import StoreSpec, drop, fresh_postgres, fresh_sqlite
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_postgres, fresh_sqlite
 
 SCRIPT = [{"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
 RESPONSE = {"approved": True}

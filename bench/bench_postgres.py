@@ -38,13 +38,18 @@ import time
 import uuid
 from typing import Any
 
-from pausepoint.clock import SystemClock
-from pausepoint.compose import compose
-from pausepoint.harness import DEFAULT_INTERACTIONS
-from pausepoint.runner import PauseBinding
-from pausepoint.service import ResumeRequest
-from pausepoint_conformance.testbed import (
-    StoreSpec, drop, fresh_postgres, fresh_sqlite, load_ring, save_key,
+from pausepoint.engine.clock import SystemClock
+from pausepoint.engine.compose import compose
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS
+from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.service import ResumeRequest
+from pausepoint_conformance.faults.testbed import (
+    StoreSpec,
+    drop,
+    fresh_postgres,
+    fresh_sqlite,
+    load_ring,
+    save_key,
 )
 
 RESPONSE = {"approved": True}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode
-from pausepoint.errors import PausepointError
+from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode
+from pausepoint.core.errors import PausepointError
 
 
 def refused(fn: Callable[..., Any], *args: Any, **kw: Any) -> PausepointError:

@@ -11,11 +11,10 @@ from typing import Any, TypeVar
 import attrs
 import pytest
 
-from pausepoint_conformance.framework import YES, end
 from pausepoint_conformance.peers import PEERS, matrix
 from pausepoint_conformance.peers.base import StoredPeerAdapter
-from pausepoint_conformance.port import Adapter
-from pausepoint_conformance.protocol import (
+from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.wire import (
     EffectCountArgs,
     Ok,
     PauseStateArgs,
@@ -26,7 +25,8 @@ from pausepoint_conformance.protocol import (
     StartArgs,
     Step,
 )
-from pausepoint_conformance.runner import SuiteResult
+from pausepoint_conformance.suite.framework import YES, end
+from pausepoint_conformance.suite.runner import SuiteResult
 from scratch import fast_tempfiles, fast_tmpdir
 
 A = TypeVar("A", bound=StoredPeerAdapter)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pausepoint_conformance.testbed import StoreSpec, drop, fresh_postgres
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_postgres
 
 DSN_ENV = "PAUSEPOINT_PG_DSN"
 

@@ -4,7 +4,7 @@
 A deployment is set up with pauses in every phase; then malformed, oversized, non-text and
 non-ASCII tokens, wrongly typed, oversized and deeply nested payloads and responses, unknown
 interactions and unknown interrupt ids are thrown at it.  Each must raise a
-:class:`~pausepoint.errors.PausepointError` whose code is in the closed set and whose clause is
+:class:`~pausepoint.core.errors.PausepointError` whose code is in the closed set and whose clause is
 in the catalogue -- never anything else -- and the store (every table of the SQLite file,
 dumped) must be byte-for-byte what it was.
 """
@@ -21,15 +21,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pausepoint import lifecycle as lc
-from pausepoint.canonical import MAX_BYTES, MAX_DEPTH
-from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode, clause
-from pausepoint.errors import PausepointError
-from pausepoint.lifecycle import Phase
-from pausepoint.ports import PauseRecord
-from pausepoint.service import ResumeRequest
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH
+from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode, clause
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import Phase
+from pausepoint.core.ports import PauseRecord
+from pausepoint.core.tokens import MAX_TOKEN_LENGTH
+from pausepoint.engine.service import ResumeRequest
 from pausepoint.stores import SqliteStore, StoreBundle
-from pausepoint.tokens import MAX_TOKEN_LENGTH
 from test_service import BINDING, REQUEST, Env, make_env, stored, take
 
 E = ErrorCode

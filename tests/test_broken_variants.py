@@ -42,22 +42,27 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 import test_lifecycle
-from pausepoint import lifecycle as lc
-from pausepoint.canonical import digest
-from pausepoint.clauses import ErrorCode
-from pausepoint.errors import PausepointError
-from pausepoint.harness import Harness
-from pausepoint.ports import Claims, EffectStatus, PauseRecord
-from pausepoint.service import PauseService
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.canonical import digest
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import Claims, EffectStatus, PauseRecord
+from pausepoint.core.tokens import KeyRing, b64url_decode
+from pausepoint.engine.harness import Harness
+from pausepoint.engine.service import PauseService
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 from pausepoint.stores.memory import MemoryLedger
 from pausepoint.stores.sql import SqlLedger
-from pausepoint.tokens import KeyRing, b64url_decode
 from test_harness import check_reconciled_effect_not_rerun, open_harness
 from test_service import (
-    check_different_response_conflicts, check_failed_turn_write_stays_paused,
-    check_flipped_bytes_refused, check_forged_tokens_refused, check_pause_refusals_before_mint,
-    check_racing_resumes_single_winner, check_resume_at_expiry_refused, make_env,
+    check_different_response_conflicts,
+    check_failed_turn_write_stays_paused,
+    check_flipped_bytes_refused,
+    check_forged_tokens_refused,
+    check_pause_refusals_before_mint,
+    check_racing_resumes_single_winner,
+    check_resume_at_expiry_refused,
+    make_env,
 )
 from test_stateful import PauseMachine
 from test_stateful import teardown_module as stateful_teardown
@@ -256,7 +261,7 @@ class SignatureBlindSigner:
     def verify(self, token: str) -> Claims:
         try:
             return Claims(**json.loads(b64url_decode(token.split(".")[2])))
-        except Exception:  # noqa: BLE001 - still typed, like the real one
+        except Exception:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, "token.parse.strict",
                                   "unparseable") from None
 

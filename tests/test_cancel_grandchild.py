@@ -4,8 +4,8 @@ pause live under a cancelled grandparent; the service always walked through."""
 
 from __future__ import annotations
 
-from pausepoint import model as m
-from pausepoint.harness import Harness
+from pausepoint.engine.harness import Harness
+from pausepoint.system import model as m
 
 THREE_LEVELS = m.Config(
     scripts=((m.Ask(("q",)), m.End()), (m.End(),), (m.Ask(("x",)), m.End())),

@@ -1,6 +1,6 @@
 """The clause catalogue, the normative spec and every citation of a clause id stay in lockstep.
 
-* ``spec/contract.md`` carries every clause of :data:`pausepoint.clauses.CLAUSES` exactly once,
+* ``spec/contract.md`` carries every clause of :data:`pausepoint.core.clauses.CLAUSES` exactly once,
   as a line ``- **`<id>`** (<LEVEL>, <group>) <summary>`` with the catalogue's own summary,
   level and group;
 * every string in the repository that looks like a clause id (a quoted or backticked dotted
@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pausepoint.clauses import CLAUSE_BY_ID, CLAUSES, ERROR_DOCS, Clause, ErrorCode, Level
+from pausepoint.core.clauses import CLAUSE_BY_ID, CLAUSES, ERROR_DOCS, Clause, ErrorCode, Level
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "spec"
@@ -195,7 +195,7 @@ def unknown_citations(cites: Iterable[Citation]) -> list[str]:
 def test_every_cited_clause_id_exists() -> None:
     """A string that looks like a clause id and names no clause is a typo (or a clause that was
     never added to the catalogue).  To mention a Python name that merely looks like one, write
-    it module-qualified (``pausepoint.lifecycle.step``)."""
+    it module-qualified (``pausepoint.core.lifecycle.step``)."""
     cites = all_citations()
     assert cites, "the scan found no citations at all; is it looking in the right place?"
     bad = unknown_citations(cites)
@@ -439,7 +439,8 @@ def invariant_rows(text: str) -> dict[str, list[str]]:
 def test_invariants_table_names_every_invariant_of_the_code() -> None:
     """The contract names exactly the invariants the model and the lifecycle check, each mapped
     to catalogue clauses."""
-    from pausepoint import lifecycle, model
+    from pausepoint.core import lifecycle
+    from pausepoint.system import model
 
     rows = invariant_rows(CONTRACT.read_text(encoding="utf-8"))
     expected = {*model.INVARIANTS, *(f.__name__ for f in lifecycle.PAUSE_INVARIANTS),

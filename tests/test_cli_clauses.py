@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pausepoint.clauses import CLAUSES, Group
-from pausepoint_conformance.cli import main
+from pausepoint.core.clauses import CLAUSES, Group
+from pausepoint_conformance.cli.main import main
 
 
 def test_json_is_a_list_of_id_summary_objects(capsys: pytest.CaptureFixture[str]) -> None:

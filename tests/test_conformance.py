@@ -20,19 +20,19 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from pausepoint.clauses import CLAUSE_BY_ID, CLAUSES, Group
-from pausepoint_conformance import checks as _checks  # noqa: F401 - registers the checks
-from pausepoint_conformance.cli import main as cli_main
-from pausepoint_conformance.framework import CHECKS, Outcome, check
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
-from pausepoint_conformance.report import clause_table, junit_xml, print_summary, write_jsonl
-from pausepoint_conformance.runner import Plan, SuiteResult, Verdict, run_suite
-from pausepoint_conformance.stdio import StdioAdapter
-from pausepoint_conformance.protocol import OPTIONAL_OPS
+from pausepoint.core.clauses import CLAUSE_BY_ID, CLAUSES, Group
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+from pausepoint_conformance.cli.main import main as cli_main
+from pausepoint_conformance.protocol.stdio import StdioAdapter
+from pausepoint_conformance.protocol.wire import OPTIONAL_OPS
+from pausepoint_conformance.suite import checks as _checks  # noqa: F401 - registers the checks
+from pausepoint_conformance.suite.framework import CHECKS, CaseOutcome, check
+from pausepoint_conformance.suite.report import clause_table, junit_xml, print_summary, write_jsonl
+from pausepoint_conformance.suite.runner import Plan, SuiteResult, Verdict, run_suite
 from scratch import fast_env, fast_tmpdir
 
 PY = sys.executable
-FAKE = [PY, "-m", "pausepoint_conformance.fake"]
+FAKE = [PY, "-m", "pausepoint_conformance.adapters.fake"]
 CONCURRENCY = tuple(c for c in CHECKS if c.id.startswith("concurrency/"))
 NOT_CONCURRENCY = tuple(c for c in CHECKS if not c.id.startswith("concurrency/"))
 CONCURRENCY_ONLY = {"resume.consume.single-winner"}
@@ -109,7 +109,7 @@ def test_reference_sqlite_in_process_passes() -> None:
 
 
 def test_reference_over_stdio_passes() -> None:
-    result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.stdio_reference"],
+    result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.adapters.stdio_reference"],
                               timeout=30, env=fast_env()))
     assert result.header["implementation"]["name"].startswith("pausepoint-reference")
     assert result.exit_status == 0, not_passing(result)
@@ -117,7 +117,7 @@ def test_reference_over_stdio_passes() -> None:
 
 
 def test_reference_memory_races_have_one_winner_over_stdio() -> None:
-    result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.stdio_reference", "--store",
+    result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.adapters.stdio_reference", "--store",
                                "memory"]), CONCURRENCY)
     assert result.counts()["passed"] == len(CONCURRENCY), [c.record() for c in result.cases]
 
@@ -125,7 +125,7 @@ def test_reference_memory_races_have_one_winner_over_stdio() -> None:
 def test_reference_sqlite_races_have_one_winner(tmp_path: Path) -> None:
     result = run(ReferenceAdapter("sqlite", scratch=str(tmp_path)), CONCURRENCY * 2)
     assert result.counts()["passed"] == 2 * len(CONCURRENCY), [
-        c.record() for c in result.cases if c.outcome != Outcome.PASSED]
+        c.record() for c in result.cases if c.outcome != CaseOutcome.PASSED]
 
 
 # -- the runner against the scriptable fake --------------------------------------------------
@@ -135,16 +135,16 @@ FIRST = (CHECKS[0], CHECKS[1])
 
 def test_fake_behaving_passes() -> None:
     result = run(fake(), FIRST)
-    assert [c.outcome for c in result.cases] == [Outcome.PASSED, Outcome.PASSED]
+    assert [c.outcome for c in result.cases] == [CaseOutcome.PASSED, CaseOutcome.PASSED]
 
 
 def test_a_crash_is_errored_and_the_next_check_gets_a_fresh_process(tmp_path: Path) -> None:
     adapter = fake("--crash-on", "start:1", "--once", str(tmp_path / "fired"))
     result = run(adapter, FIRST)
     first, second = result.cases
-    assert first.outcome == Outcome.ERRORED
+    assert first.outcome == CaseOutcome.ERRORED
     assert "exited" in first.message and "fake: crashing on start" in first.message
-    assert second.outcome == Outcome.PASSED, second.message  # a fresh process
+    assert second.outcome == CaseOutcome.PASSED, second.message  # a fresh process
     assert adapter.spawns == 2
     assert result.exit_status == 1
     assert any(verdicts(result)[c] == Verdict.ERRORED for c in first.clauses)
@@ -155,7 +155,7 @@ def test_a_hang_is_errored_within_the_timeout() -> None:
     result = run(fake("--hang-on", "resume:1", timeout=1.0), (CHECKS[1],))
     assert time.monotonic() - t0 < 15
     (case,) = result.cases
-    assert case.outcome == Outcome.ERRORED and "within 1 s (hang)" in case.message
+    assert case.outcome == CaseOutcome.ERRORED and "within 1 s (hang)" in case.message
 
 
 @pytest.mark.parametrize("flag,needle", [
@@ -165,9 +165,9 @@ def test_a_hang_is_errored_within_the_timeout() -> None:
 ])
 def test_bad_output_is_errored(flag: str, needle: str, tmp_path: Path) -> None:
     result = run(fake(flag, "start:1", "--once", str(tmp_path / "fired")), FIRST)
-    assert result.cases[0].outcome == Outcome.ERRORED
+    assert result.cases[0].outcome == CaseOutcome.ERRORED
     assert needle in result.cases[0].message
-    assert result.cases[1].outcome == Outcome.PASSED, result.cases[1].message
+    assert result.cases[1].outcome == CaseOutcome.PASSED, result.cases[1].message
     assert result.exit_status == 1
 
 
@@ -181,7 +181,7 @@ def test_protocol_mismatch_fails_the_handshake() -> None:
 
 def test_a_command_that_cannot_start_is_errored() -> None:
     result = run(StdioAdapter(["/nonexistent/adapter-binary"]))
-    assert result.exit_status == 1 and result.cases[0].outcome == Outcome.ERRORED
+    assert result.exit_status == 1 and result.cases[0].outcome == CaseOutcome.ERRORED
 
 
 def test_claiming_only_core_reports_the_rest_not_claimed_and_can_still_pass() -> None:
@@ -190,13 +190,13 @@ def test_claiming_only_core_reports_the_rest_not_claimed_and_can_still_pass() ->
     for c in CLAUSES:
         if c.group != Group.CORE:
             assert v[c.id] == Verdict.NOT_CLAIMED, c.id
-    assert all(c.outcome in (Outcome.PASSED, Outcome.NOT_CLAIMED) for c in result.cases)
+    assert all(c.outcome in (CaseOutcome.PASSED, CaseOutcome.NOT_CLAIMED) for c in result.cases)
     assert result.exit_status == 0
 
 
 def test_skipped_operations_never_pass() -> None:
     result = run(fake("--skip", "resume"))
-    skipped = [c for c in result.cases if c.outcome == Outcome.SKIPPED]
+    skipped = [c for c in result.cases if c.outcome == CaseOutcome.SKIPPED]
     assert skipped and all("told to skip resume" in c.message for c in skipped)
     v = verdicts(result)
     assert v["resume.response.schema"] == v["replay.same-response"] == Verdict.SKIPPED
@@ -233,14 +233,14 @@ def test_a_missing_optional_operation_is_skipped_never_passed(how: str, op: str)
     adapter = (fake("--skip", op) if how == "stdio-skipped"
                else RequiredOnly(ReferenceAdapter("memory")))
     result = run(adapter, checks)
-    assert [c.outcome for c in result.cases] == [Outcome.SKIPPED] * len(checks), [
+    assert [c.outcome for c in result.cases] == [CaseOutcome.SKIPPED] * len(checks), [
         c.record() for c in result.cases]
     assert verdicts(result)[clause_id] == Verdict.SKIPPED
     assert result.exit_status == 1
 
 
 def test_the_stdio_server_answers_a_missing_optional_operation_skipped() -> None:
-    from pausepoint_conformance.stdio import handle_line
+    from pausepoint_conformance.protocol.stdio import handle_line
 
     line = json.dumps({"id": 3, "op": "status", "args": {"run_id": "r1"}})
     response, _ = handle_line(RequiredOnly(ReferenceAdapter("memory")), line)
@@ -368,8 +368,8 @@ def test_conform_command_rejects_a_bad_adapter_spelling(capsys: pytest.CaptureFi
 def test_a_check_can_show_several_clauses_broken() -> None:
     """``Ctx.expect_also`` records a broken clause and lets the check go on: the case fails on
     the first failure, names the later ones, and every one of them is a FAILED clause."""
-    from pausepoint.clauses import Group as G
-    from pausepoint_conformance.framework import Check, Ctx, run_check
+    from pausepoint.core.clauses import Group as G
+    from pausepoint_conformance.suite.framework import Check, Ctx, run_check
 
     def soft_then_hard(ctx: Ctx) -> None:
         ctx.expect_also(False, "resume.consume.single-winner", 1, 4, "four winners")
@@ -390,12 +390,12 @@ def test_a_check_can_show_several_clauses_broken() -> None:
     finally:
         adapter.close()
     assert (both.outcome, both.failed_clause, both.message) == (
-        Outcome.FAILED, "resume.consume.single-winner", "four winners")
+        CaseOutcome.FAILED, "resume.consume.single-winner", "four winners")
     assert both.also_failed == (("effect.at-most-once", "the effect ran four times"),)
     assert both.record()["also_failed"] == [{"clause": "effect.at-most-once",
                                              "message": "the effect ran four times"}]
     assert (alone.outcome, alone.failed_clause, alone.also_failed) == (
-        Outcome.FAILED, "resume.consume.single-winner", ())
+        CaseOutcome.FAILED, "resume.consume.single-winner", ())
     v = verdicts(result)
     assert v["resume.consume.single-winner"] == v["effect.at-most-once"] == Verdict.FAILED
     assert v["race.decided-once"] != Verdict.FAILED

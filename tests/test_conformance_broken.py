@@ -41,9 +41,9 @@ from types import ModuleType
 
 import pytest
 
-from pausepoint.clauses import CLAUSE_BY_ID
-from pausepoint_conformance.runner import Verdict, run_suite
-from pausepoint_conformance.stdio import StdioAdapter
+from pausepoint.core.clauses import CLAUSE_BY_ID
+from pausepoint_conformance.protocol.stdio import StdioAdapter
+from pausepoint_conformance.suite.runner import Verdict, run_suite
 
 BROKEN = Path(__file__).parent / "broken"
 IMPLEMENTATIONS = sorted(p for p in BROKEN.glob("*.py") if not p.name.startswith("_"))

@@ -10,10 +10,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pausepoint.harness import Harness, SqliteWorld
-from pausepoint.ports import RunRecord, RunStatus
+from pausepoint.core.ports import RunRecord, RunStatus
+from pausepoint.core.tokens import KeyRing
+from pausepoint.engine.harness import Harness, SqliteWorld
 from pausepoint.stores.base import StoreBundle
-from pausepoint.tokens import KeyRing
 
 
 def test_replace_is_a_conditional_update(store: StoreBundle) -> None:
@@ -55,15 +55,15 @@ def test_sibling_answers_racing_continue_the_run_once(tmp_path: Path, attempt: i
             drives.append(run_id)
             return real(run_id, recovering)  # type: ignore[operator]
 
-        setattr(h, "_answers_kept", held)
-        setattr(h, "_drive", counted)
+        h._answers_kept = held
+        h._drive = counted
     errors: list[BaseException] = []
 
     def answer(h: Harness, token: str) -> None:
         try:
             barrier.wait()
             h.resume(token, {"a": 1}, session_id="session", scope="default")
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=answer, args=(h, p.token))

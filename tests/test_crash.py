@@ -3,7 +3,7 @@
 worker process is SIGKILLed right before and right after every write of a scripted run that
 pauses, is answered and resumes, with an effect on each side of the pause; a fresh process
 restarts the harness and finishes the run; the durable stores, the world, the trace and the
-person's inbox are then checked (see :mod:`pausepoint_conformance.crash`).
+person's inbox are then checked (see :mod:`pausepoint_conformance.faults.crash`).
 
 On SQLite and on PostgreSQL.  Two deliberately broken variants show the checks bite.
 """
@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
-from pausepoint_conformance.crash import (
-    Case, CrashReport, enumerate_crashes, postgres_factory, sqlite_factory,
+from pausepoint_conformance.faults.crash import (
+    Case,
+    CrashReport,
+    enumerate_crashes,
+    postgres_factory,
+    sqlite_factory,
 )
 from pg import pg_dsn
 

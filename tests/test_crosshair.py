@@ -1,5 +1,5 @@
 """CrossHair on every transition: lifecycle.step, through the contracted wrappers of
-pausepoint.contracts, preserves every invariant of lifecycle.PAUSE_INVARIANTS (pre: they hold,
+pausepoint.core.contracts, preserves every invariant of lifecycle.PAUSE_INVARIANTS (pre: they hold,
 post: they still hold).  CrossHair finds no counterexample there, and does find one for a
 deliberately broken transition built here."""
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint import contracts, lifecycle as lc
+from pausepoint.core import contracts
+from pausepoint.core import lifecycle as lc
 
 CONTRACTS = Path(contracts.__file__)
 PER_CONDITION = "6"
@@ -33,28 +34,28 @@ def test_every_transition_preserves_the_invariants() -> None:
 
 BROKEN = textwrap.dedent('''
     """Broken variants of the lifecycle, built from the table's own pieces."""
-    from pausepoint import lifecycle as lc
-    from pausepoint.contracts import preserved
-    from pausepoint.lifecycle import invariants_hold
+    from pausepoint.core import lifecycle as lc
+    from pausepoint.core.contracts import preserved
+    from pausepoint.core.lifecycle import invariants_hold
 
 
-    def _step_with(state: lc.PauseState, event: lc.Event, drop: str) -> lc.Outcome:
+    def _step_with(state: lc.PauseState, event: lc.Event, drop: str) -> lc.StepOutcome:
         """lifecycle.step with the common check named ``drop`` left out."""
         for check in lc.COMMON_CHECKS.get(type(event), ()):
             if check.name != drop and not check.holds(state, event):
-                return lc.Refused(check.clause, check.code, check.message)
+                return lc.Refusal(check.clause, check.code, check.message)
         row = lc.row_for(state, event)
         for check in row.checks:
             if not check.holds(state, event):
-                return lc.Refused(check.clause, check.code, check.message)
+                return lc.Refusal(check.clause, check.code, check.message)
         if row.refuse is not None:
-            return lc.Refused(row.clause, row.refuse, row.message)
+            return lc.Refusal(row.clause, row.refuse, row.message)
         assert row.action is not None
         new = row.update(state, event) if row.update else lc.attrs.evolve(state, phase=row.target)
         return lc.Accepted(new, row.action, row.clause)
 
 
-    def resume_without_expiry_check(state: lc.PauseState, event: lc.Resume) -> lc.Outcome:
+    def resume_without_expiry_check(state: lc.PauseState, event: lc.Resume) -> lc.StepOutcome:
         """
         pre: invariants_hold(state)
         post: preserved(state, __return__)
@@ -62,7 +63,7 @@ BROKEN = textwrap.dedent('''
         return _step_with(state, event, drop="expiry")
 
 
-    def reconcile_to_resumable_always(state: lc.PauseState, event: lc.Reconcile) -> lc.Outcome:
+    def reconcile_to_resumable_always(state: lc.PauseState, event: lc.Reconcile) -> lc.StepOutcome:
         """
         pre: invariants_hold(state)
         post: preserved(state, __return__)
@@ -89,7 +90,7 @@ def test_the_wrappers_are_step() -> None:
     s = lc.PauseState(phase=lc.Phase.RESUMABLE, expires_at=5, turn_recorded=True)
     late = lc.Resume(now=5, response_digest="yes")
     assert contracts.checked_resume(s, late) == lc.step(s, late)
-    assert isinstance(contracts.checked_resume(s, late), lc.Refused)
+    assert isinstance(contracts.checked_resume(s, late), lc.Refusal)
     ok = contracts.checked_step(s, lc.Resume(now=4, response_digest="yes"))
     assert isinstance(ok, lc.Accepted) and contracts.preserved(s, ok)
 

@@ -1,6 +1,6 @@
 """The generated spec text equals what the lifecycle table and the error codes generate, so the
 diagram, the transition list, the ordered checks and the error-code table cannot drift from the
-code.  Regenerate with the commands in :mod:`pausepoint.diagram`'s docstring."""
+code.  Regenerate with the commands in :mod:`pausepoint.system.diagram`'s docstring."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint import diagram
-from pausepoint import lifecycle as lc
-from pausepoint.clauses import ErrorCode
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.system import diagram
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = ROOT / "spec" / "contract.md"
 LIFECYCLE = ROOT / "spec" / "lifecycle.md"
 REQUIRED_SECTIONS = ("error-codes", "transitions", "pause-checks", "resume-checks")
 
-REGENERATE = ("regenerate it: python -c \"import pausepoint.diagram as d; "
+REGENERATE = ("regenerate it: python -c \"import pausepoint.system.diagram as d; "
               "print(d.lifecycle_markdown(), end='')\" > spec/lifecycle.md")
 
 
@@ -40,7 +40,7 @@ def test_contract_section_is_the_generated_text(name: str) -> None:
     body = diagram.generated_sections(CONTRACT.read_text(encoding="utf-8"))[name]
     assert body == diagram.SECTIONS[name](), (
         f"the generated section {name!r} of spec/contract.md is stale; regenerate it with "
-        "pausepoint.diagram.regenerate (see its module docstring)")
+        "pausepoint.system.diagram.regenerate (see its module docstring)")
 
 
 def test_regenerate_is_a_fixed_point_of_the_committed_contract() -> None:

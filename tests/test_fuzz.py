@@ -20,15 +20,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pausepoint.clauses import ErrorCode
-from pausepoint.errors import PausepointError
-from pausepoint.runner import PauseBinding
-from pausepoint.tokens import MAX_TOKEN_LENGTH
-from pausepoint_conformance import cli
-from pausepoint_conformance.fuzz import (
-    MUTATOR_NAMES, RESPONSE, SCOPE, SESSION, Plan, Target, hostile_values, run_fuzz,
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.tokens import MAX_TOKEN_LENGTH
+from pausepoint.engine.run import PauseBinding
+from pausepoint_conformance.cli.main import main as cli
+from pausepoint_conformance.faults.fuzz import (
+    MUTATOR_NAMES,
+    RESPONSE,
+    SCOPE,
+    SESSION,
+    Plan,
+    Target,
+    hostile_values,
+    run_fuzz,
 )
-from pausepoint_conformance.testbed import StoreSpec, drop, fresh_sqlite, save_key
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite, save_key
 from pg import pg_spec
 
 TOKEN_REFUSALS = {ErrorCode.TOKEN_MALFORMED, ErrorCode.TOKEN_INVALID, ErrorCode.PAUSE_UNKNOWN}

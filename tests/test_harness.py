@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from pausepoint.clauses import ErrorCode, clause
-from pausepoint.clock import ManualClock
-from pausepoint.harness import Harness, Report
-from pausepoint.ports import EffectStatus
-from pausepoint.registry import RECONCILE
-from pausepoint.runner import TERMINAL_EVENTS
-from pausepoint.service import RunView
 from doubles import refused
+from pausepoint.core.clauses import ErrorCode, clause
+from pausepoint.core.ports import EffectStatus
+from pausepoint.core.registry import RECONCILE
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.harness import Harness, Report
+from pausepoint.engine.run import TERMINAL_EVENTS
+from pausepoint.engine.service import RunView
 
 E = ErrorCode
 S = {"session_id": "session", "scope": "default"}

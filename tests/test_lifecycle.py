@@ -14,11 +14,25 @@ from collections.abc import Iterator
 import attrs
 import pytest
 
-from pausepoint import lifecycle as lc
-from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode, clause
-from pausepoint.lifecycle import (
-    LIVE, TERMINAL, Accepted, Action, Cancel, Expire, MarkUnknown, Pause, PauseState, Phase,
-    Reconcile, RecordTurn, Refused, Resolution, Resume, step,
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode, clause
+from pausepoint.core.lifecycle import (
+    LIVE,
+    TERMINAL,
+    Accepted,
+    Action,
+    Cancel,
+    Expire,
+    MarkUnknown,
+    Pause,
+    PauseState,
+    Phase,
+    Reconcile,
+    RecordTurn,
+    Refused,
+    Resolution,
+    Resume,
+    step,
 )
 
 E = ErrorCode
@@ -31,8 +45,8 @@ def test_phases_are_exactly_the_seven_states() -> None:
     """`lifecycle.states`: a pause point is in exactly one of seven named phases."""
     assert {p.value for p in Phase} == {
         "running", "paused", "resumable", "consumed", "expired", "unknown_outcome", "cancelled"}
-    assert TERMINAL == {Phase.CONSUMED, Phase.EXPIRED, Phase.CANCELLED}
-    assert LIVE == {Phase.PAUSED, Phase.RESUMABLE, Phase.UNKNOWN_OUTCOME}
+    assert {Phase.CONSUMED, Phase.EXPIRED, Phase.CANCELLED} == TERMINAL
+    assert {Phase.PAUSED, Phase.RESUMABLE, Phase.UNKNOWN_OUTCOME} == LIVE
     assert not (TERMINAL & LIVE) and TERMINAL | LIVE | {Phase.RUNNING} == set(Phase)
 
 

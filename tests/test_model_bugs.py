@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pausepoint import lifecycle as lc
-from pausepoint import model as m
-from pausepoint_conformance import modelcheck as mc
+from pausepoint.core import lifecycle as lc
+from pausepoint.system import model as m
+from pausepoint_conformance.modelcheck import lockstep as mc
 
 MODELS = mc.load_manifest()["models"]
 
@@ -38,7 +38,7 @@ def _commit_without_version_check(cfg: m.Config, s: m.System, i: int) -> tuple[m
     slot = run.slots[res.slot]
     out = lc.step(res.seen, lc.Resume(now=s.now, response_digest=res.response))
     s2 = m._with_resumer(s, i, m.Resumer())
-    if isinstance(out, lc.Refused) or out.action != lc.Action.CONSUMED:
+    if isinstance(out, lc.Refusal) or out.action != lc.Action.CONSUMED:
         return (s2,)
     new = m.Slot(slot.pc, slot.kind, out.state, slot.version + 1, slot.consumes + 1)
     run2 = m._continue_after(cfg, m._with_slot(run, res.slot, new), res.slot)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint_conformance import cli
-from pausepoint_conformance import modelcheck as mc
+from pausepoint_conformance.cli.main import main as cli
+from pausepoint_conformance.modelcheck import lockstep as mc
 
 
 def test_check_passes_without_tlc(capsys: pytest.CaptureFixture[str],

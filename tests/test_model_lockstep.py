@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint import model as m
-from pausepoint_conformance import modelcheck as mc
+from pausepoint.system import model as m
+from pausepoint_conformance.modelcheck import lockstep as mc
 
 MANIFEST = mc.load_manifest()
 MODELS = MANIFEST["models"]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint.harness import Harness
-from pausepoint.lifecycle import LIVE
+from pausepoint.core.lifecycle import LIVE
+from pausepoint.engine.harness import Harness
 
 
 @pytest.mark.parametrize("url", ["memory:", "sqlite"])

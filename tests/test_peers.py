@@ -38,7 +38,7 @@ def test_the_docs_publish_the_current_matrices(fresh_pages: dict[Path, str]) -> 
 
 def test_the_overview_has_a_row_per_clause_and_a_column_per_peer(
         fresh_pages: dict[Path, str]) -> None:
-    from pausepoint.clauses import CLAUSES
+    from pausepoint.core.clauses import CLAUSES
 
     text = fresh_pages[ROOT / matrix.OVERVIEW]
     rows = [line for line in text.splitlines() if line.startswith("| `")]
@@ -47,8 +47,8 @@ def test_the_overview_has_a_row_per_clause_and_a_column_per_peer(
 
 
 def test_importing_the_suite_does_not_need_a_peer_framework() -> None:
-    code = ("import sys, pausepoint_conformance, pausepoint_conformance.cli, "
-            "pausepoint_conformance.runner, pausepoint_conformance.peers, "
+    code = ("import sys, pausepoint_conformance, pausepoint_conformance.cli.main, "
+            "pausepoint_conformance.suite.runner, pausepoint_conformance.peers, "
             "pausepoint_conformance.peers.matrix; "
             "assert not any(m.split('.')[0] in ('langgraph', 'langchain_core', 'pydantic_ai', "
             "'agents', 'workflows') for m in sys.modules), 'a peer framework was imported'")

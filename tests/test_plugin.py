@@ -9,9 +9,9 @@ import importlib.metadata
 
 import pytest
 
-from pausepoint_conformance import checks as _checks  # noqa: F401 - registers the checks
-from pausepoint_conformance.framework import CHECKS
-from pausepoint_conformance.vector_generator import FAMILIES, generate, write_all
+from pausepoint_conformance.suite import checks as _checks  # noqa: F401 - registers the checks
+from pausepoint_conformance.suite.framework import CHECKS
+from pausepoint_conformance.vectors.generator import FAMILIES, generate, write_all
 
 pytest_plugins = ["pytester"]
 
@@ -20,7 +20,7 @@ USER_TEST = "def test_users_own():\n    assert 1 + 1 == 2\n"
 
 def test_the_plugin_is_registered_as_an_entry_point() -> None:
     eps = importlib.metadata.entry_points(group="pytest11")
-    assert any(e.name == "pausepoint" and e.value == "pausepoint_conformance.pytest_plugin"
+    assert any(e.name == "pausepoint" and e.value == "pausepoint_conformance.cli.pytest_plugin"
                for e in eps)
 
 
@@ -44,7 +44,7 @@ def test_with_the_reference_every_check_runs(pytester: pytest.Pytester) -> None:
 
 def test_a_broken_adapter_fails_with_the_clause(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(my_adapter=(
-        "from pausepoint_conformance.fake import FakeAdapter\n"
+        "from pausepoint_conformance.adapters.fake import FakeAdapter\n"
         "def make():\n"
         "    return FakeAdapter(accept_every_resume=True)\n"))
     result = pytester.runpytest("-p", "no:cacheprovider", "--pausepoint-adapter=my_adapter:make",

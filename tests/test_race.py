@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint_conformance.race import KINDS, RaceReport, run_races
-from pausepoint_conformance.testbed import StoreSpec, drop, fresh_sqlite, save_key
+from pausepoint_conformance.faults.race import KINDS, RaceReport, run_races
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite, save_key
 from pg import pg_spec
 
 PROCESSES = 4

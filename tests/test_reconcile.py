@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from pausepoint.clauses import ErrorCode
-from pausepoint.errors import PausepointError
-from pausepoint.harness import Harness
-from pausepoint.ports import EffectStatus
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import EffectStatus
+from pausepoint.engine.harness import Harness
 
 
 def _in_doubt() -> tuple[Harness, str]:

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint.clauses import ErrorCode
-from pausepoint.clock import ManualClock
-from pausepoint.compose import compose
-from pausepoint.errors import PausepointError
-from pausepoint.harness import DEFAULT_INTERACTIONS
-from pausepoint.lifecycle import Phase, Resolution
-from pausepoint.ports import PauseRecord
-from pausepoint.runner import PauseBinding
-from pausepoint.service import PauseService, ResumeRequest
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import Phase, Resolution
+from pausepoint.core.ports import PauseRecord
+from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import compose
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS
+from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import StoreBundle
-from pausepoint.tokens import Ed25519Key, KeyRing, b64url_decode
-from pausepoint_conformance.testbed import StoreSpec, drop, fresh_sqlite
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite
 from pg import pg_spec
 
 TTL = 1_000

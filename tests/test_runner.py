@@ -14,11 +14,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pausepoint
-from pausepoint.clauses import ErrorCode, clause
-from pausepoint.errors import PausepointError
-from pausepoint.runner import (
-    TERMINAL_EVENTS, EventKind, InvocationCancelled, InvocationPaused, PendingInterrupt,
-    RunEvent, RunIdentity, Runner, current_run, current_run_binding,
+from pausepoint.core.clauses import ErrorCode, clause
+from pausepoint.core.errors import PausepointError
+from pausepoint.engine.run import (
+    TERMINAL_EVENTS,
+    EventKind,
+    InvocationCancelled,
+    InvocationPaused,
+    PendingInterrupt,
+    RunEvent,
+    RunIdentity,
+    Runner,
+    current_run,
+    current_run_binding,
 )
 
 ID = RunIdentity("run-1", "root-1")
@@ -52,7 +60,7 @@ def test_the_pause_signal_is_a_base_exception_not_an_exception() -> None:
 def swallow_with_except_exception(emit: Callable[[RunEvent], None]) -> str:
     try:
         pause()
-    except Exception:  # noqa: BLE001 - user code that would turn a pause into a failure
+    except Exception:
         return "swallowed"
     return "not reached"
 
@@ -60,7 +68,7 @@ def swallow_with_except_exception(emit: Callable[[RunEvent], None]) -> str:
 def reraise_as_error(emit: Callable[[RunEvent], None]) -> None:
     try:
         pause()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise RuntimeError("wrapped") from exc
 
 

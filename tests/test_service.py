@@ -19,26 +19,38 @@ import attrs
 import pydantic
 import pytest
 
-from pausepoint import lifecycle as lc
-from pausepoint.canonical import canonical_json, digest
-from pausepoint.clauses import ErrorCode, clause
-from pausepoint.clock import ManualClock
-from pausepoint.compose import AskUserTool, compose
-from pausepoint.errors import PausepointError
-from pausepoint.gate import Decision, ThresholdGate
-from pausepoint.lifecycle import PauseState, Phase
-from pausepoint.ports import AuditEvent, Claims, PauseRecord, RunStatus
-from pausepoint.registry import Interaction
-from pausepoint.runner import (
-    EventKind, InvocationPaused, PauseBinding, PendingInterrupt, RunEvent, RunIdentity, Runner,
+from doubles import FailingCheckpoints, refused
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.canonical import canonical_json, digest
+from pausepoint.core.clauses import ErrorCode, clause
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.ports import AuditEvent, Claims, PauseRecord, RunStatus
+from pausepoint.core.registry import Interaction
+from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import AskUserTool, compose
+from pausepoint.engine.run import (
+    EventKind,
+    InvocationPaused,
+    PauseBinding,
+    PendingInterrupt,
+    RunEvent,
+    RunIdentity,
+    Runner,
     current_run_binding,
 )
-from pausepoint.service import PauseService, ResumeOutcome, ResumeRequest, RunView, run_record
-from pausepoint.sinks import MemoryAudit
+from pausepoint.engine.service import (
+    PauseService,
+    ResumeOutcome,
+    ResumeRequest,
+    RunView,
+    run_record,
+)
+from pausepoint.engine.sinks import MemoryAudit
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 from pausepoint.stores.base import PortBundle
-from pausepoint.tokens import Ed25519Key, KeyRing, b64url_decode
-from doubles import FailingCheckpoints, refused
 
 E = ErrorCode
 TTL = 10_000
@@ -561,7 +573,7 @@ def race(calls: list[Callable[[], Any]]) -> list[Any]:
     def go(i: int) -> None:
         try:
             results[i] = calls[i]()
-        except Exception as exc:  # noqa: BLE001 - the result under test
+        except Exception as exc:
             results[i] = exc
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(len(calls))]

@@ -2,11 +2,11 @@
 
 The service runs with a real Ed25519 key ring, a SQLite store in a file (closed and reopened by
 the ``CrashRestart`` rule) and a manual clock.  A mirror maps every interrupt id to the state the
-pure machine (``pausepoint.lifecycle.step``) says it must be in, fed with facts the test works
+pure machine (``pausepoint.core.lifecycle.step``) says it must be in, fed with facts the test works
 out on its own (is the name registered, is the payload a dict, is the token the one minted, is
 the request from the right session and scope).  After every rule each invariant below is
 checked against the store itself; rules and invariants are named after the TLA+ spec's actions
-and invariants where they correspond (``tla/``; ``pausepoint.model``):
+and invariants where they correspond (``tla/``; ``pausepoint.system.model``):
 
 =============================  ===============================================================
 invariant                      clause
@@ -42,25 +42,30 @@ import attrs
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule,
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
 )
 
-from pausepoint import lifecycle as lc
-from pausepoint.canonical import canonical_json, digest
-from pausepoint.clauses import ErrorCode
-from pausepoint.clock import ManualClock
-from pausepoint.compose import compose
-from pausepoint.errors import PausepointError
-from pausepoint.lifecycle import LIVE, TERMINAL, PauseState, Phase
-from pausepoint.ports import RunStatus
-from pausepoint.registry import Interaction
-from pausepoint.runner import PauseBinding
-from pausepoint.service import PauseService, ResumeOutcome, ResumeRequest, run_record
-from pausepoint.sinks import MemoryAudit
+from doubles import FailingCheckpoints
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.canonical import canonical_json, digest
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import LIVE, TERMINAL, PauseState, Phase
+from pausepoint.core.ports import RunStatus
+from pausepoint.core.registry import Interaction
+from pausepoint.core.tokens import Ed25519Key, KeyRing
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import compose
+from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.service import PauseService, ResumeOutcome, ResumeRequest, run_record
+from pausepoint.engine.sinks import MemoryAudit
 from pausepoint.stores import SqliteStore
 from pausepoint.stores.sql import TABLES
-from pausepoint.tokens import Ed25519Key, KeyRing
-from doubles import FailingCheckpoints
 
 E = ErrorCode
 TTL = 100
@@ -187,7 +192,7 @@ class PauseMachine(RuleBasedStateMachine):
 
     # -- the comparison ----------------------------------------------------------------------
 
-    def call(self, what: str, iid: str, expected: lc.Outcome, fn: Callable[[], Any],
+    def call(self, what: str, iid: str, expected: lc.StepOutcome, fn: Callable[[], Any],
              expires_on_refusal: bool = False) -> Any:
         """Run ``fn`` on the service; its acceptance or refusal (and code) must be the
         machine's.  A refusal is recorded for RefusalChangesNothing."""
@@ -195,7 +200,7 @@ class PauseMachine(RuleBasedStateMachine):
         try:
             result = fn()
         except PausepointError as err:
-            assert isinstance(expected, lc.Refused), (
+            assert isinstance(expected, lc.Refusal), (
                 f"{what} {iid}: the service refused with {err.code} where the machine "
                 f"accepts: {expected}")
             assert err.code == expected.code, (

@@ -17,15 +17,15 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from pausepoint_conformance.fake import FakeAdapter
-from pausepoint_conformance.framework import Outcome
-from pausepoint_conformance.protocol import RESPONSE_MODELS, Errored, Op
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
-from pausepoint_conformance.runner import Plan, Verdict, run_suite
-from pausepoint_conformance.schemas import render, schemas
-from pausepoint_conformance.stdio import StdioAdapter, handle_line, serve
-from pausepoint_conformance.vector_generator import generate
-from pausepoint_conformance.vectors import LoadedCase
+from pausepoint_conformance.adapters.fake import FakeAdapter
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+from pausepoint_conformance.protocol.schemas import render, schemas
+from pausepoint_conformance.protocol.stdio import StdioAdapter, handle_line, serve
+from pausepoint_conformance.protocol.wire import RESPONSE_MODELS, Errored, Op
+from pausepoint_conformance.suite.framework import CaseOutcome
+from pausepoint_conformance.suite.runner import Plan, Verdict, run_suite
+from pausepoint_conformance.vectors.generator import generate
+from pausepoint_conformance.vectors.replay import LoadedCase
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "spec" / "schemas"
@@ -34,11 +34,11 @@ SCHEMAS = ROOT / "spec" / "schemas"
 def test_committed_schemas_are_the_generated_ones() -> None:
     generated = schemas()
     committed = {p.name for p in SCHEMAS.glob("*.json")}
-    assert committed == set(generated), "regenerate: python -m pausepoint_conformance.schemas"
+    assert committed == set(generated), "regenerate: python -m pausepoint_conformance.protocol.schemas"
     for name, schema in generated.items():
         assert (SCHEMAS / name).read_text(encoding="utf-8") == render(schema), (
             f"spec/schemas/{name} is stale; regenerate with "
-            "python -m pausepoint_conformance.schemas spec/schemas")
+            "python -m pausepoint_conformance.protocol.schemas spec/schemas")
         jsonschema.Draft202012Validator.check_schema(schema)
 
 
@@ -129,10 +129,10 @@ def test_a_malformed_request_is_answered_errored_not_crashed() -> None:
 def test_the_reference_over_stdio_says_hello() -> None:
     import sys
 
-    adapter = StdioAdapter([sys.executable, "-m", "pausepoint_conformance.stdio_reference",
+    adapter = StdioAdapter([sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference",
                             "--store", "memory"])
     try:
-        from pausepoint_conformance.runner import handshake
+        from pausepoint_conformance.suite.runner import handshake
 
         hello = handshake(adapter)
         assert not isinstance(hello, str), hello
@@ -144,7 +144,7 @@ def test_the_reference_over_stdio_says_hello() -> None:
 
 def _node_example() -> str:
     text = (ROOT / "spec" / "adapter-protocol.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```js\n(.*?)```", text, re.S)
+    blocks = re.findall(r"```js\n(.*?)```", text, re.DOTALL)
     assert len(blocks) == 1, "the protocol spec shows exactly one Node.js loop"
     return blocks[0]
 
@@ -168,8 +168,8 @@ def test_the_node_loop_from_the_spec_runs_and_passes_nothing(tmp_path: Path) -> 
     assert result.header["implementation"]["name"] == "my-harness"
     assert result.header["claimed"] == ["core"]
     outcomes = Counter(c.outcome for c in result.cases)
-    assert set(outcomes) == {Outcome.SKIPPED, Outcome.NOT_CLAIMED}, outcomes
+    assert set(outcomes) == {CaseOutcome.SKIPPED, CaseOutcome.NOT_CLAIMED}, outcomes
     assert all("is not implemented yet" in c.message for c in result.cases
-               if c.outcome == Outcome.SKIPPED)
+               if c.outcome == CaseOutcome.SKIPPED)
     assert Verdict.PASSED not in {v.verdict for v in result.clauses}
     assert result.exit_status == 1

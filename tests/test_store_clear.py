@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pausepoint.harness import Harness
+from pausepoint.engine.harness import Harness
 from pausepoint.stores import SqliteStore
 
 

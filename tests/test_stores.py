@@ -26,10 +26,10 @@ from typing import Any
 import attrs
 import pytest
 
-from pausepoint.clauses import CLAUSE_BY_ID, ErrorCode
-from pausepoint.errors import PausepointError
-from pausepoint.lifecycle import OUTSTANDING, PauseState, Phase
-from pausepoint.ports import (
+from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import OUTSTANDING, PauseState, Phase
+from pausepoint.core.ports import (
     CheckpointStore,
     Claims,
     EffectJournal,
@@ -266,7 +266,7 @@ def test_outstanding_follows_phase_changes(backend: Backend) -> None:
     """Outstanding rows are exactly those paused, resumable or unknown_outcome, and the drain
     proof counts them per key id (``token.rotation.drain``)."""
     ledger = backend.store.ledger
-    assert OUTSTANDING == {Phase.PAUSED, Phase.RESUMABLE, Phase.UNKNOWN_OUTCOME}
+    assert {Phase.PAUSED, Phase.RESUMABLE, Phase.UNKNOWN_OUTCOME} == OUTSTANDING
     ledger.issue(record("a", kid="k1"))
     ledger.issue(record("b", kid="k1"))
     ledger.issue(record("c", kid="k2"))

@@ -1,7 +1,7 @@
 """Tests of pause tokens, the key ring and the canonical-JSON helpers.
 
 Each test cites the clause ids it exercises in its docstring; assertions on a refusal's clause
-go through :func:`pausepoint.clauses.clause`, which fails on an id not in the catalogue.
+go through :func:`pausepoint.core.clauses.clause`, which fails on an id not in the catalogue.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pausepoint.canonical import MAX_BYTES, MAX_DEPTH, canonical_json, check_bounds, digest
-from pausepoint.clauses import ErrorCode, clause
-from pausepoint.errors import PausepointError
-from pausepoint.ports import Claims, Signer
-from pausepoint.tokens import (
+from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH, canonical_json, check_bounds, digest
+from pausepoint.core.clauses import ErrorCode, clause
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import Claims, Signer
+from pausepoint.core.tokens import (
     MAX_TOKEN_LENGTH,
     Ed25519Key,
     Ed25519VerifyKey,
@@ -559,7 +559,7 @@ def test_internal_failure_becomes_malformed(ring: KeyRing, token: str, target: s
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """token.parse.strict, input.bounded: whatever goes wrong inside verify, only a
     PausepointError escapes."""
-    import pausepoint.tokens as tokens_module
+    import pausepoint.core.tokens as tokens_module
 
     def boom(*_a: object, **_k: object) -> None:
         raise RuntimeError("unexpected")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from pausepoint import model as m
-from pausepoint import trace as tr
-from pausepoint_conformance import modelcheck as mc
+from pausepoint.system import model as m
+from pausepoint.system import trace as tr
+from pausepoint_conformance.modelcheck import lockstep as mc
 
 MODELS = mc.load_manifest()["models"]
 TRACES = [mc.TLA_DIR / t for t in MODELS["TracePausepoint"]["traces"]]

@@ -14,13 +14,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pausepoint.clauses import CLAUSE_BY_ID, Group
-from pausepoint_conformance.cli import main as cli_main
-from pausepoint_conformance.framework import Outcome
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
-from pausepoint_conformance.scenario import ModelDriver
-from pausepoint_conformance.stdio import StdioAdapter
-from pausepoint_conformance.vector_generator import (
+from pausepoint.core.clauses import CLAUSE_BY_ID, Group
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+from pausepoint_conformance.cli.main import main as cli_main
+from pausepoint_conformance.protocol.stdio import StdioAdapter
+from pausepoint_conformance.suite.framework import CaseOutcome
+from pausepoint_conformance.vectors.driver import ModelDriver
+from pausepoint_conformance.vectors.generator import (
     FAMILIES,
     build_case,
     enabled,
@@ -28,7 +28,7 @@ from pausepoint_conformance.vector_generator import (
     generate,
     write_all,
 )
-from pausepoint_conformance.vectors import (
+from pausepoint_conformance.vectors.replay import (
     LoadedCase,
     VectorFile,
     case_id,
@@ -188,21 +188,21 @@ def test_every_vector_passes_on_the_reference_in_process(files: dict[str, Vector
         results = [replay_case(adapter, c, claimed) for c in cases_of(files)]
     finally:
         adapter.close()
-    bad = [r.record() for r in results if r.outcome not in (Outcome.PASSED, Outcome.NOT_CLAIMED)]
+    bad = [r.record() for r in results if r.outcome not in (CaseOutcome.PASSED, CaseOutcome.NOT_CLAIMED)]
     assert not bad, bad[:3]
-    not_claimed = [r for r in results if r.outcome == Outcome.NOT_CLAIMED]
+    not_claimed = [r for r in results if r.outcome == CaseOutcome.NOT_CLAIMED]
     assert not_claimed and all("durability" in r.message for r in not_claimed)
 
 
 def test_vectors_pass_on_the_reference_over_stdio(files: dict[str, VectorFile]) -> None:
     sample = cases_of(files)[::7]
-    adapter = StdioAdapter([sys.executable, "-m", "pausepoint_conformance.stdio_reference"],
+    adapter = StdioAdapter([sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference"],
                            timeout=30, env=fast_env())
     try:
         results = [replay_case(adapter, c, ALL) for c in sample]
     finally:
         adapter.close()
-    assert [r.record() for r in results if r.outcome != Outcome.PASSED] == []
+    assert [r.record() for r in results if r.outcome != CaseOutcome.PASSED] == []
 
 
 @pytest.mark.parametrize("broken,families,clauses", [
@@ -225,9 +225,9 @@ def test_vectors_fail_a_broken_implementation_for_its_clause(
         results = [replay_case(adapter, c, ALL) for c in chosen]
     finally:
         adapter.close()
-    failed = {r.failed_clause for r in results if r.outcome == Outcome.FAILED}
+    failed = {r.failed_clause for r in results if r.outcome == CaseOutcome.FAILED}
     assert failed & clauses, (broken, failed)
-    assert not [r for r in results if r.outcome == Outcome.ERRORED]
+    assert not [r for r in results if r.outcome == CaseOutcome.ERRORED]
 
 
 def test_scenarios_command_then_conform_replays_them(tmp_path: Path,

@@ -15,8 +15,8 @@ import sys
 from typing import Any
 
 from pausepoint.stores.base import StoreBundle
-from pausepoint_conformance.port import Adapter
-from pausepoint_conformance.stdio import serve
+from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.stdio import serve
 
 
 def token_claims(token: object) -> dict[str, Any] | None:

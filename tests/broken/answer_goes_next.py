@@ -9,9 +9,9 @@ from typing import Any
 
 from _base import main, token_claims
 
-from pausepoint.harness import Harness, Report
-from pausepoint.lifecycle import Phase
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core.lifecycle import Phase
+from pausepoint.engine.harness import Harness, Report
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("replay.same-response",)
 

@@ -9,8 +9,8 @@ from typing import Any
 import attrs
 from _base import main
 
-from pausepoint.compose import AskUserTool, Deployment
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.engine.compose import AskUserTool, Deployment
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("wiring.no-interaction-no-tool",)
 

@@ -3,12 +3,11 @@ without its authority rule, so anyone may answer it.  Must fail ``resume.authori
 
 from __future__ import annotations
 
-
 import attrs
 from _base import main
 
-from pausepoint.registry import anyone
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint.core.registry import anyone
+from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
 EXPECTED = ("resume.authority",)
 

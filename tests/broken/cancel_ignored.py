@@ -7,8 +7,8 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.harness import Harness
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.engine.harness import Harness
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("cancel.distinct",)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from _base import Bundle, Delegate, main
 
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("cancel.propagates",)
 

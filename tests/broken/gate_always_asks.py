@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from _base import main
 
-from pausepoint_conformance.protocol import GateStep, InterruptStep, Result, RunReport, StartArgs
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+from pausepoint_conformance.protocol.wire import (
+    GateStep,
+    InterruptStep,
+    Result,
+    RunReport,
+    StartArgs,
+)
 
 EXPECTED = ("gate.separate",)
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 from _base import main
 
-from pausepoint.clauses import Group
+from pausepoint.core.clauses import Group
 from pausepoint.stores import MemoryStore
 from pausepoint.stores.base import StoreBundle
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("durability.restart",)
 

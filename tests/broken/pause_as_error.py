@@ -10,8 +10,15 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.runner import EventKind, InvocationCancelled, RunEvent, RunIdentity, Runner, _running
-from pausepoint_conformance.reference_adapter import ReferenceAdapter, _RecordingRunner
+from pausepoint.engine.run import (
+    EventKind,
+    InvocationCancelled,
+    RunEvent,
+    RunIdentity,
+    Runner,
+    _running,
+)
+from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
 EXPECTED = ("pause.signal.single-catch",)
 
@@ -24,7 +31,7 @@ class CatchAllRunner(_RecordingRunner):
                 result = body(events.append)
             except InvocationCancelled:
                 events.append(RunEvent(EventKind.CANCELLED))
-            except BaseException as exc:  # noqa: BLE001 - the bug: the pause is "a failure"
+            except BaseException as exc:
                 events.append(RunEvent(EventKind.ERROR, f"{type(exc).__name__}: {exc}"))
             else:
                 events.append(RunEvent(EventKind.DONE, result))

@@ -3,11 +3,10 @@ registered as "anything").  Must fail ``pause.payload.schema``."""
 
 from __future__ import annotations
 
-
 import attrs
 from _base import main
 
-from pausepoint_conformance.reference_adapter import INTERACTIONS, ReferenceAdapter
+from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
 EXPECTED = ("pause.payload.schema",)
 

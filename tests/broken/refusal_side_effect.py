@@ -9,9 +9,9 @@ from typing import Any
 
 from _base import main, token_claims
 
-from pausepoint.harness import Harness, Report, _effect_key
-from pausepoint.ports import EffectStatus, RunStatus
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core.ports import EffectStatus, RunStatus
+from pausepoint.engine.harness import Harness, Report, _effect_key
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("effect.refusal.no-effect",)
 

@@ -9,8 +9,8 @@ from typing import Any
 import attrs
 from _base import Bundle, Delegate, main
 
-from pausepoint.lifecycle import Phase
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core.lifecycle import Phase
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("turn.resumable.earned", "turn.write-failed.stays-paused")
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.clock import ManualClock
-from pausepoint.harness import Harness
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.harness import Harness
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("resume.expiry",)
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from _base import main, token_claims
 
-from pausepoint.harness import Harness, Report
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.engine.harness import Harness, Report
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("resume.binding.run",)
 

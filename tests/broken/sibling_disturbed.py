@@ -9,11 +9,11 @@ from typing import Any
 
 from _base import main
 
-from pausepoint import lifecycle as lc
-from pausepoint.harness import Harness, Report
-from pausepoint.ports import RunStatus
-from pausepoint.registry import RECONCILE
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.ports import RunStatus
+from pausepoint.core.registry import RECONCILE
+from pausepoint.engine.harness import Harness, Report
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("multi.independent",)
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.harness import Harness
-from pausepoint.runner import InvocationPaused, RunEvent, RunIdentity, Runner
-from pausepoint_conformance.reference_adapter import ReferenceAdapter, _RecordingRunner
+from pausepoint.engine.harness import Harness
+from pausepoint.engine.run import InvocationPaused, RunEvent, RunIdentity, Runner
+from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
 EXPECTED = ("pause.signal.base-exception",)
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.harness import Harness
-from pausepoint.ports import RunStatus
-from pausepoint.service import RunView
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core.ports import RunStatus
+from pausepoint.engine.harness import Harness
+from pausepoint.engine.service import RunView
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("status.distinguishes",)
 

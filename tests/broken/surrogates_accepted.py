@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from _base import main
 
-import pausepoint.registry
-import pausepoint.service
-from pausepoint.canonical import MAX_BYTES, MAX_DEPTH, _walk
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+import pausepoint.core.registry
+import pausepoint.engine.service
+from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH, _walk
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("input.bounded",)
 
@@ -25,8 +25,8 @@ class Broken(ReferenceAdapter):
 
 
 def make() -> Broken:
-    pausepoint.service.check_bounds = size_and_depth_only  # type: ignore[assignment]
-    pausepoint.registry.check_bounds = size_and_depth_only  # type: ignore[assignment]
+    pausepoint.engine.service.check_bounds = size_and_depth_only  # type: ignore[assignment]
+    pausepoint.core.registry.check_bounds = size_and_depth_only  # type: ignore[assignment]
     return Broken("memory")
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from _base import Bundle, Delegate, main
 
-from pausepoint.ports import EffectStatus
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core.ports import EffectStatus
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("effect.unknown-outcome",)
 

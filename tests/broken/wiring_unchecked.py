@@ -9,12 +9,12 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.compose import Deployment
-from pausepoint.registry import Registry
-from pausepoint.service import PauseService
-from pausepoint.sinks import MemoryAudit
-from pausepoint.clock import ManualClock
-from pausepoint_conformance.reference_adapter import ReferenceAdapter
+from pausepoint.core.registry import Registry
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import Deployment
+from pausepoint.engine.service import PauseService
+from pausepoint.engine.sinks import MemoryAudit
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 EXPECTED = ("wiring.consistent",)
 

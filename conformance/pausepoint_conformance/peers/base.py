@@ -15,12 +15,11 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from typing import ClassVar, Final, TypeVar
 
-from pausepoint.clauses import Group
-from pausepoint.harness import MemoryWorld
-
-from .. import __version__ as suite_version
-from ..port import errored_from, run_together
-from ..protocol import (
+from pausepoint.core.clauses import Group
+from pausepoint.engine.harness import MemoryWorld
+from pausepoint_conformance import __version__ as suite_version
+from pausepoint_conformance.protocol.port import errored_from, run_together
+from pausepoint_conformance.protocol.wire import (
     PROTOCOL_VERSION,
     AdvanceClockArgs,
     CancelArgs,
@@ -74,7 +73,7 @@ def attempt(fn: Callable[[], T],
     error."""
     try:
         return fn()
-    except Exception as exc:  # noqa: BLE001 - reported, never raised
+    except Exception as exc:
         refused = refusal(exc)
         return refused if refused is not None else errored_from(exc)
 

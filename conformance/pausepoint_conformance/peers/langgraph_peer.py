@@ -13,7 +13,7 @@ is what LangGraph itself guarantees (``docs/peers.md``)::
 world; an ``interrupt`` node calls ``interrupt(payload, response_schema=dict[str, Any])`` --
 LangGraph's own check that an answer is a JSON object -- and stores the answer; ``names`` are
 parallel branches, each interrupting, joined before the next step; a ``gate`` node asks
-:class:`pausepoint.gate.ThresholdGate` (the script's policy) and interrupts only when it says
+:class:`pausepoint.core.gate.ThresholdGate` (the script's policy) and interrupts only when it says
 ask, a denial ending the run through a conditional edge; ``end`` is ``END``.  ``handlers``
 are a ``try / except Exception / finally`` around ``interrupt()`` in the node.
 ``checkpoint: "none"`` compiles the run's graph with no checkpointer; ``checkpoint_write:
@@ -62,7 +62,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Final, Protocol, TypeVar, TypedDict
+from typing import Annotated, Any, Final, Protocol, TypedDict, TypeVar
 
 import attrs
 from langchain_core.runnables import RunnableConfig
@@ -75,13 +75,19 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot, interrupt
 from pydantic import JsonValue
 
-from pausepoint.clauses import ErrorCode, Group
-from pausepoint.gate import Decision, ThresholdGate
-from pausepoint.harness import MemoryWorld
-
-from .base import NO_EXPIRY, TOKEN_SEPARATOR, StoredPeerAdapter, Unrealisable, as_result, attempt
-from .base import hello as peer_hello
-from ..protocol import (
+from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.engine.harness import MemoryWorld
+from pausepoint_conformance.peers.base import (
+    NO_EXPIRY,
+    TOKEN_SEPARATOR,
+    StoredPeerAdapter,
+    Unrealisable,
+    as_result,
+    attempt,
+)
+from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
     Empty,

@@ -16,7 +16,7 @@ a SQLite file -- the "store it anywhere as a JSON blob" the library's documentat
 **A script is a workflow** (:class:`ScriptedRun`, one instance per run: the user's code,
 deployed anew after a restart), one step execution per script step: ``advance`` takes a
 ``_Next(index)`` event and applies an ``effect``'s key to the world, asks a ``gate``'s policy
-(:class:`pausepoint.gate.ThresholdGate`; a denial ends the run with a ``StopEvent``), or emits
+(:class:`pausepoint.core.gate.ThresholdGate`; a denial ends the run with a ``StopEvent``), or emits
 one ``_Ask`` event per question of an ``interrupt`` (``names``: several sent at once with
 ``ctx.send_event``); ``end`` is a ``StopEvent``.  ``ask`` -- a step of its own, because
 ``wait_for_event`` replays its whole step when the answer comes -- calls
@@ -99,11 +99,18 @@ from workflows.events import (
 )
 from workflows.handler import WorkflowHandler
 
-from pausepoint.clauses import ErrorCode, Group
-from pausepoint.gate import Decision, ThresholdGate, Verdict
-from pausepoint.harness import MemoryWorld
-
-from ..protocol import (
+from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.gate import Decision, GateVerdict, ThresholdGate
+from pausepoint.engine.harness import MemoryWorld
+from pausepoint_conformance.peers.base import (
+    NO_EXPIRY,
+    TOKEN_SEPARATOR,
+    StoredPeerAdapter,
+    as_result,
+    attempt,
+)
+from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
     Empty,
@@ -132,8 +139,6 @@ from ..protocol import (
     StartArgs,
     Step,
 )
-from .base import NO_EXPIRY, TOKEN_SEPARATOR, StoredPeerAdapter, as_result, attempt
-from .base import hello as peer_hello
 
 SETTLE_TIMEOUT: Final[float] = 60.0
 """Seconds an invocation may take to become idle or end before it is reported errored (a
@@ -189,7 +194,7 @@ def _answer_key(waiter_id: str) -> str:
     return f"answer-{waiter_id}"
 
 
-def _gate_verdict(gate: GateStep) -> Verdict:
+def _gate_verdict(gate: GateStep) -> GateVerdict:
     return ThresholdGate(gate.allow_up_to, gate.deny_over)("gate", {"amount": gate.amount})
 
 
@@ -362,7 +367,7 @@ async def _settle(handler: WorkflowHandler, answer: Answer | None = None,
                 return _Settled(RunStatus.PAUSED, context, tuple(asked), unhandled)
         try:
             await handler
-        except Exception:  # noqa: BLE001 - a failed step fails the run
+        except Exception:
             return _Settled(RunStatus.ERROR, None, tuple(asked), unhandled)
     return _Settled(RunStatus.DONE, handler.ctx.to_dict(), tuple(asked),
                     unhandled or answer is not None)

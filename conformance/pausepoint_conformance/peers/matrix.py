@@ -23,14 +23,13 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from pausepoint.clauses import CLAUSES
-
-from ..adapters import load_factory
-from ..report import LABEL
-from ..runner import Plan, SuiteResult, run_suite
-from ..vector_generator import generate
-from ..vectors import LoadedCase
-from . import PEERS, Peer
+from pausepoint.core.clauses import CLAUSES
+from pausepoint_conformance.adapters.loader import load_factory
+from pausepoint_conformance.peers import PEERS, Peer
+from pausepoint_conformance.suite.report import LABEL
+from pausepoint_conformance.suite.runner import Plan, SuiteResult, run_suite
+from pausepoint_conformance.vectors.generator import generate
+from pausepoint_conformance.vectors.replay import LoadedCase
 
 BEGIN: Final[str] = "<!-- BEGIN GENERATED -->"
 END: Final[str] = "<!-- END GENERATED -->"

@@ -22,7 +22,7 @@ tool per interaction the protocol registers (``approve``, ``ask``, ``confirm``, 
 ``pay``, ``restricted``), each a ``FunctionTool`` taking any JSON object with
 ``needs_approval=True``: the SDK's own registry of what may pause.  ``names`` are several calls
 in one model turn -- parallel tool calls, each needing its own approval.  A ``gate`` step is a
-call of a tool whose ``needs_approval`` is a callable asking :class:`pausepoint.gate.ThresholdGate`
+call of a tool whose ``needs_approval`` is a callable asking :class:`pausepoint.core.gate.ThresholdGate`
 (the script's policy): it needs approval only when the gate says ask; a denial is the tool's
 output, after which the model ends the run.  The model gives each call the script's
 ``tool_call_id`` when there is one, no call id at all for a ``pay`` call without one (a tool
@@ -114,14 +114,20 @@ from openai.types.responses import (
 )
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from pausepoint.clauses import ErrorCode, Group
-from pausepoint.gate import Decision, ThresholdGate
-from pausepoint.harness import MemoryWorld
-
-from ..reference_adapter import INTERACTIONS
-from .base import NO_EXPIRY, TOKEN_SEPARATOR, StoredPeerAdapter, Unrealisable, as_result, attempt
-from .base import hello as peer_hello
-from ..protocol import (
+from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.engine.harness import MemoryWorld
+from pausepoint_conformance.adapters.reference import INTERACTIONS
+from pausepoint_conformance.peers.base import (
+    NO_EXPIRY,
+    TOKEN_SEPARATOR,
+    StoredPeerAdapter,
+    Unrealisable,
+    as_result,
+    attempt,
+)
+from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
     Empty,

@@ -22,7 +22,7 @@ as a retry; the scripted model asks the same again, and Pydantic AI ends the run
 ``interaction_unregistered`` or ``payload_invalid`` after the first field Pydantic AI found
 wrong).  ``handlers`` are a ``try / except Exception / finally`` around the ``raise
 CallDeferred`` in the tool.  A ``gate`` is a call of the ``gate`` tool, which asks
-:class:`pausepoint.gate.ThresholdGate` (the script's policy) and raises
+:class:`pausepoint.core.gate.ThresholdGate` (the script's policy) and raises
 ``ApprovalRequired(metadata={"amount", "reason"})`` unless the call was approved, or returns a
 denial the model then ends the run on.  Every tool call has an id, as a model provider sends
 one: the script's ``tool_call_id``, else a UUID (Pydantic AI makes one up for a model that
@@ -107,13 +107,19 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
-from pausepoint.clauses import ErrorCode, Group
-from pausepoint.gate import Decision, ThresholdGate
-from pausepoint.harness import MemoryWorld
-
-from .base import NO_EXPIRY, TOKEN_SEPARATOR, PeerAdapter, Unrealisable, as_result, attempt
-from .base import hello as peer_hello
-from ..protocol import (
+from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.engine.harness import MemoryWorld
+from pausepoint_conformance.peers.base import (
+    NO_EXPIRY,
+    TOKEN_SEPARATOR,
+    PeerAdapter,
+    Unrealisable,
+    as_result,
+    attempt,
+)
+from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
     Empty,

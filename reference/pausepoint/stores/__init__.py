@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..clauses import ErrorCode
-from ..errors import PausepointError
-from .base import StoreBundle
-from .memory import MemoryStore
-from .sqlite import SqliteStore
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.stores.base import StoreBundle
+from pausepoint.stores.memory import MemoryStore
+from pausepoint.stores.sqlite import SqliteStore
 
 if TYPE_CHECKING:
-    from .postgres import PostgresStore
+    from pausepoint.stores.postgres import PostgresStore
 
 __all__ = ["MemoryStore", "PostgresStore", "SqliteStore", "StoreBundle", "open_store"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "PostgresStore":
-        from .postgres import PostgresStore
+        from pausepoint.stores.postgres import PostgresStore
 
         return PostgresStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -44,11 +44,11 @@ def open_store(url: str) -> StoreBundle:
     if url.startswith("sqlite:"):
         return SqliteStore(url[len("sqlite:"):])
     if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
+        from pausepoint.stores.postgres import PostgresStore
 
         return PostgresStore(url)
     if url.startswith("postgres:"):
-        from .postgres import PostgresStore
+        from pausepoint.stores.postgres import PostgresStore
 
         return PostgresStore(url[len("postgres:"):] or None)
     raise PausepointError(

@@ -1,6 +1,6 @@
 """What every store bundle offers: one facet per port, sharing one backing store.
 
-The five protocols of :mod:`pausepoint.ports` cannot all be implemented by a single object:
+The five protocols of :mod:`pausepoint.core.ports` cannot all be implemented by a single object:
 ``Ledger.get``, ``PayloadStore.get`` and ``RunStore.get`` share a name and differ in what they
 return.  So a store is a *bundle*: one object owning the data (and, for SQL stores, the
 connections), exposing each port as an attribute.  Wiring takes the facets::
@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from ..ports import CheckpointStore, EffectJournal, Ledger, PayloadStore, RunStore
+from pausepoint.core.ports import CheckpointStore, EffectJournal, Ledger, PayloadStore, RunStore
 
 
 @runtime_checkable
@@ -49,7 +49,7 @@ class StoreBundle(Protocol):
 class PortBundle:
     """A store bundle assembled from facets of other bundles -- say a durable ledger beside
     volatile checkpoints -- so that wiring can be tried with any mix (``wiring.consistent``:
-    :func:`pausepoint.compose.compose` refuses the inconsistent ones).  It owns nothing:
+    :func:`pausepoint.engine.compose.compose` refuses the inconsistent ones).  It owns nothing:
     closing it closes none of the stores its facets come from."""
 
     ledger: Ledger

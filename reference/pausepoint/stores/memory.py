@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..lifecycle import OUTSTANDING, PauseState
-from ..ports import EffectStatus, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.lifecycle import OUTSTANDING, PauseState
+from pausepoint.core.ports import EffectStatus, PauseRecord, RunRecord, RunStatus
 
 
 class MemoryStore:
@@ -50,7 +50,7 @@ class _Facet:
 
 
 class MemoryLedger(_Facet):
-    """:class:`pausepoint.ports.Ledger` in memory."""
+    """:class:`pausepoint.core.ports.Ledger` in memory."""
 
     def issue(self, record: PauseRecord) -> bool:
         with self._s._lock:
@@ -95,7 +95,7 @@ class MemoryLedger(_Facet):
 
 
 class MemoryCheckpoints(_Facet):
-    """:class:`pausepoint.ports.CheckpointStore` in memory."""
+    """:class:`pausepoint.core.ports.CheckpointStore` in memory."""
 
     def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool:
         with self._s._lock:
@@ -116,7 +116,7 @@ class MemoryCheckpoints(_Facet):
 
 
 class MemoryPayloads(_Facet):
-    """:class:`pausepoint.ports.PayloadStore` in memory; the first recorded payload stays."""
+    """:class:`pausepoint.core.ports.PayloadStore` in memory; the first recorded payload stays."""
 
     def record(self, interrupt_id: str, payload: str) -> None:
         with self._s._lock:
@@ -128,7 +128,7 @@ class MemoryPayloads(_Facet):
 
 
 class MemoryEffects(_Facet):
-    """:class:`pausepoint.ports.EffectJournal` in memory."""
+    """:class:`pausepoint.core.ports.EffectJournal` in memory."""
 
     def _put(self, run_id: str, key: str, status: EffectStatus) -> None:
         with self._s._lock:
@@ -154,7 +154,7 @@ class MemoryEffects(_Facet):
 
 
 class MemoryRuns(_Facet):
-    """:class:`pausepoint.ports.RunStore` in memory."""
+    """:class:`pausepoint.core.ports.RunStore` in memory."""
 
     def put(self, run: RunRecord) -> None:
         with self._s._lock:

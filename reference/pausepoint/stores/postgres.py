@@ -17,9 +17,9 @@ import re
 
 import psycopg
 
-from ..clauses import ErrorCode
-from ..errors import PausepointError
-from .sql import TABLES, Dialect, SqlStore
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.stores.sql import TABLES, Dialect, SqlStore
 
 DSN_ENV = "PAUSEPOINT_PG_DSN"
 
@@ -46,7 +46,7 @@ class PostgresStore(SqlStore):
 
     def __init__(self, dsn: str | None = None, *, namespace: str | None = None,
                  connect_timeout: int = 10) -> None:
-        dsn = dsn if dsn else os.environ.get(DSN_ENV, "")
+        dsn = dsn or os.environ.get(DSN_ENV, "")
         if not dsn:
             raise PausepointError(
                 ErrorCode.WIRING_INVALID, "wiring.consistent",

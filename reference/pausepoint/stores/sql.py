@@ -31,10 +31,10 @@ from typing import Any, Final, Protocol
 
 import attrs
 
-from ..clauses import ErrorCode
-from ..errors import PausepointError
-from ..lifecycle import OUTSTANDING, PauseState, Phase
-from ..ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import OUTSTANDING, PauseState, Phase
+from pausepoint.core.ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
 
 # -- the DB-API surface we use ---------------------------------------------------------------
 
@@ -370,7 +370,7 @@ class _Facet:
 
 
 class SqlLedger(_Facet):
-    """:class:`pausepoint.ports.Ledger` over SQL."""
+    """:class:`pausepoint.core.ports.Ledger` over SQL."""
 
     _ISSUE: Final = _insert(PAUSES, _PAUSE_NAMES, "interrupt_id", ())
     _TRANSITION: Final = (
@@ -412,7 +412,7 @@ class SqlLedger(_Facet):
 
 
 class SqlCheckpoints(_Facet):
-    """:class:`pausepoint.ports.CheckpointStore` over SQL."""
+    """:class:`pausepoint.core.ports.CheckpointStore` over SQL."""
 
     _WRITE: Final = _insert(CHECKPOINTS, ("checkpoint_id", "thread_id", "turn"), "checkpoint_id",
                             ("thread_id", "turn"))
@@ -440,7 +440,7 @@ class SqlCheckpoints(_Facet):
 
 
 class SqlPayloads(_Facet):
-    """:class:`pausepoint.ports.PayloadStore` over SQL; the first recorded payload stays."""
+    """:class:`pausepoint.core.ports.PayloadStore` over SQL; the first recorded payload stays."""
 
     _RECORD: Final = _insert(PAYLOADS, ("interrupt_id", "payload"), "interrupt_id", ())
 
@@ -454,7 +454,7 @@ class SqlPayloads(_Facet):
 
 
 class SqlEffects(_Facet):
-    """:class:`pausepoint.ports.EffectJournal` over SQL."""
+    """:class:`pausepoint.core.ports.EffectJournal` over SQL."""
 
     _PUT: Final = _insert(EFFECTS, ("run_id", "effect_key", "status"), "run_id, effect_key",
                           ("status",))
@@ -483,7 +483,7 @@ class SqlEffects(_Facet):
 
 
 class SqlRuns(_Facet):
-    """:class:`pausepoint.ports.RunStore` over SQL."""
+    """:class:`pausepoint.core.ports.RunStore` over SQL."""
 
     _PUT: Final = _insert(RUNS, _RUN_NAMES, "run_id", _RUN_NAMES[1:])
 

@@ -15,9 +15,9 @@ import sqlite3
 import time
 from typing import Any
 
-from ..clauses import ErrorCode
-from ..errors import PausepointError
-from .sql import Dialect, SqlStore
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.stores.sql import Dialect, SqlStore
 
 SQLITE: Dialect = Dialect(
     name="sqlite",

@@ -1,0 +1,164 @@
+"""Model-check the contract: the TLA+ spec in tla/ and the Python reference model, in lockstep.
+
+Without TLC (the default, what CI runs) it checks, for every model of tla/manifest.json:
+
+  lockstep   the reference model (pausepoint.system.model) explored exhaustively, breadth first, with
+             the model's constants reaches exactly the states TLC reached (the recorded state
+             set tla/results/<model>.states.gz), with TLC's distinct-state count and depth,
+             and every invariant of model.INVARIANTS (named as the spec's) holds in every
+             state, lifecycle.terminal.absorbing on every step;
+  constants  each MC/SIM module defines the constants the manifest records;
+  traces     each recorded NDJSON trace (tla/traces/) replays against the Python model, line
+             by line, as TLC replays it against the spec (TracePausepoint.tla).
+
+With --tlc PATH (or TLA2TOOLS_JAR) it also runs TLC over every model of the manifest -- the
+exhaustive MC models, the SIM random simulation, the seeded-bug models (which must fail with
+the named invariant) and the trace spec over each trace -- and compares with what the manifest
+records.  --record rewrites those records (manifest figures, results/, state sets) from TLC.
+
+Examples:
+  pausepoint check                          # lockstep + constants + traces, no TLC
+  pausepoint check --model MCPausepointLive # one model only
+  pausepoint check --tlc ~/tla2tools.jar    # also run TLC over every model
+  TLA2TOOLS_JAR=~/tla2tools.jar pausepoint check --record   # re-record TLC's results
+  pausepoint check --trace run.ndjson       # validate your implementation's trace
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pausepoint.system import trace as tr
+from pausepoint_conformance.modelcheck import lockstep as mc
+
+NAME = "check"
+HELP = "model checking: Python model vs TLA+ spec (lockstep), traces, TLC when given"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tlc", metavar="JAR",
+                        help="path to tla2tools.jar: also run TLC over every model "
+                             "(default: $TLA2TOOLS_JAR if set)")
+    parser.add_argument("--record", action="store_true",
+                        help="with TLC: rewrite the manifest's TLC figures, results/ and the "
+                             "recorded state sets from what TLC says now")
+    parser.add_argument("--model", action="append", metavar="NAME",
+                        help="only this manifest model (repeatable)")
+    parser.add_argument("--trace", action="append", metavar="FILE", type=Path,
+                        help="validate this NDJSON trace against the Python model "
+                             "(repeatable; replaces the recorded traces)")
+    parser.add_argument("--tla-dir", type=Path, default=mc.TLA_DIR,
+                        help="the directory of the spec and manifest (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=2, help="TLC workers (default: 2)")
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console()
+    tla_dir: Path = args.tla_dir
+    manifest = mc.load_manifest(tla_dir)
+    models: dict[str, Any] = {k: v for k, v in manifest["models"].items()
+                              if not args.model or k in args.model}
+    if args.model and len(models) != len(args.model):
+        console.print(f"[red]unknown model(s): {sorted(set(args.model) - set(models))}")
+        return 2
+    jar = mc.tlc_jar(args.tlc)
+    if args.tlc and jar is None:
+        console.print(f"[red]no tla2tools.jar at {args.tlc}")
+        return 2
+    failed = False
+
+    if args.record:
+        if jar is None:
+            console.print("[red]--record needs TLC: --tlc JAR or TLA2TOOLS_JAR")
+            return 2
+        mc.record(jar, tla_dir, list(models), workers=args.workers,
+                  log=lambda s: console.print(s, markup=False))
+        manifest = mc.load_manifest(tla_dir)
+        models = {k: v for k, v in manifest["models"].items() if k in models}
+
+    # -- constants ---------------------------------------------------------------------------
+    for name, spec in models.items():
+        if spec["kind"] in ("MC", "SIM"):
+            for p in mc.constants_problems(tla_dir, name, spec):
+                failed = True
+                console.print(f"[red]constants: {p}")
+
+    # -- lockstep ----------------------------------------------------------------------------
+    table = Table(title="lockstep: pausepoint.system.model explored exhaustively vs TLC's state set")
+    for col in ("model", "distinct py/TLC", "depth py/TLC", "generated py/TLC",
+                "invariants", "state sets", "s"):
+        table.add_column(col)
+    for name, spec in mc.lockstep_models({"models": models}):
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                      TextColumn("{task.completed:,} / {task.total:,} states, depth "
+                                 "{task.fields[depth]}"),
+                      TimeElapsedColumn(), console=console, transient=True) as bar:
+            task = bar.add_task(f"exploring {name}", total=spec["tlc"]["distinct"], depth=1)
+            res = mc.lockstep(name, spec, tla_dir,
+                              progress=lambda n, d: bar.update(task, completed=n, depth=d))
+        ex = res.exploration
+        failed |= not res.ok
+        inv = "all hold" if ex.ok else "[red]" + ", ".join(
+            sorted({v.invariant for v in ex.violations}))
+        sets = ("equal" if res.missing == 0 and res.extra == 0
+                else f"[red]{res.missing} only in TLC's, {res.extra} only in Python's")
+        table.add_row(name, f"{ex.distinct:,} / {res.expected_distinct:,}",
+                      f"{ex.depth} / {res.expected_depth}",
+                      f"{ex.generated:,} / {spec['tlc'].get('generated') or 0:,}", inv, sets,
+                      f"{ex.seconds:.1f}")
+        for v in ex.violations[:3]:
+            console.print(f"[red]{v.invariant} violated after {len(v.trace)} steps: "
+                          + " ".join(f"{a}{list(x)}" for a, x in v.trace), markup=False)
+    if table.rows:
+        console.print(table)
+
+    # -- traces against the Python model -----------------------------------------------------
+    trace_files: list[Path] = list(args.trace or [])
+    if not args.trace:
+        for spec in models.values():
+            trace_files += [tla_dir / t for t in spec.get("traces", [])]
+    if trace_files:
+        tt = Table(title="traces replayed against pausepoint.system.model")
+        for col in ("trace", "lines", "result"):
+            tt.add_column(col)
+        for path in trace_files:
+            val = tr.validate(tr.parse(path.read_text()))
+            failed |= not val.ok
+            shown = path.relative_to(tla_dir) if path.is_relative_to(tla_dir) else path
+            tt.add_row(str(shown), str(val.lines), "ok" if val.ok else f"[red]{val.message}")
+        console.print(tt)
+
+    # -- TLC -----------------------------------------------------------------------------------
+    if jar is not None and not args.record:
+        tl = Table(title=f"TLC ({jar})")
+        tl.add_column("model", no_wrap=True)
+        tl.add_column("TLC says", overflow="fold")  # wraps on a narrow terminal
+        for col in ("distinct", "depth", "s"):
+            tl.add_column(col, no_wrap=True, justify="right")
+        tl.add_column("as recorded", overflow="fold")
+        for name, spec in models.items():
+            with console.status(f"TLC: {name}"):
+                got = mc.check_model_with_tlc(jar, name, spec, tla_dir, workers=args.workers)
+            problems = mc.compare_tlc(got, spec)
+            failed |= bool(problems)
+            said = got.outcome + (f" {got.violated}" if got.violated else "")
+            if got.outcome != spec["expect"]:
+                said = f"[red]{said} (expected {spec['expect']})"
+            tl.add_row(name, said, f"{got.distinct:,}" if got.distinct else "-",
+                       "-" if got.depth is None else str(got.depth), f"{got.seconds:.1f}",
+                       "yes" if not problems else "[red]" + "; ".join(problems))
+            for line in got.result_lines:
+                console.print(f"  {name}: {line}", markup=False, highlight=False)
+        console.print(tl)
+    elif jar is None:
+        console.print("TLC not run (no --tlc / TLA2TOOLS_JAR): its recorded results are in "
+                      f"{tla_dir / 'results'}")
+
+    console.print("[red]check failed" if failed else "[green]check passed")
+    return 1 if failed else 0

@@ -1,0 +1,669 @@
+"""Crash injection: SIGKILL a real process at every commit boundary of a pause and of a resume.
+
+A *worker* process opens a :class:`pausepoint.engine.harness.Harness` on a durable store (SQLite file
+or PostgreSQL schema) with a :class:`~pausepoint.engine.harness.SqliteWorld`, and drives one scripted
+run to its end: an effect, a pause, the person's answer, another effect.  Every write the
+harness makes -- each method of a store facet that commits, and each change of the world -- goes
+through a :class:`Tap`, which numbers it, appends a line to a trace file before and after it,
+and, when told to die at boundary ``N``, kills its own process with ``SIGKILL`` right *before*
+the ``N``-th write or right *after* it returned (committed).
+
+The orchestrator (:func:`enumerate_crashes`) first runs the scenario once without dying to count
+its ``T`` writes, then for every ``N`` in ``1..T`` and both sides of it: a fresh store and world,
+a worker that dies at ``N``, then a fresh worker that calls :meth:`Harness.restart`, finds the
+run's published pauses by run id, reconciles unknown outcomes by looking at the world (as an
+operator would), answers, retries an answer whose reply it never got (as a client would), and
+finishes the run.  Then :func:`check_case` reads the durable stores, the world, the trace and the
+"inbox" (every token the person was shown, every answer they sent) and checks:
+
+* the worker really died at ``N`` (a case that did not crash tested nothing);
+* no pause lost: the run ends ``done``, every pause of it is ``consumed``, none is outstanding;
+* the same token for the same pause: every token published for an interrupt, before and after
+  the restart, is the ledger row's token, and it verifies to the row's claims
+  (``durability.token.reissue``);
+* no double consumption: exactly one accepted consume and one issue per pause
+  (``resume.consume.at-most-once``);
+* no effect run twice: each effect applied exactly once in the world (``effect.at-most-once``);
+* unknown outcomes surfaced, not retried: when the crash left an effect journalled started and
+  not finished, a recovery pause for exactly that effect was opened, and the effect was not
+  applied again before it was reconciled (``effect.unknown-outcome``); otherwise no recovery
+  pause was opened.
+
+Deliberately broken variants (``broken=``) show the checks bite: ``forgetful-journal`` treats
+an effect in doubt as never started (so it retries it); ``replay-only`` never continues a run
+stalled between the consume and its continuation (the first bug crash injection found: the run
+stays paused forever, its answer accepted and lost); ``answerless-restart`` continues such a
+run without the answer when the process died before keeping it (the second one: the run goes
+on with ``None``); ``reminting`` publishes, after a restart, a freshly minted token for a pause
+instead of the one already issued.
+
+Run it standalone: ``python -m pausepoint_conformance.faults.crash run --store sqlite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final, cast
+
+import attrs
+
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.ports import (
+    CheckpointStore,
+    EffectJournal,
+    EffectStatus,
+    Ledger,
+    PauseRecord,
+    PayloadStore,
+    RunRecord,
+    RunStore,
+)
+from pausepoint.core.registry import RECONCILE
+from pausepoint.engine.clock import SystemClock
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness, SqliteWorld, World
+from pausepoint.engine.run import PendingInterrupt
+from pausepoint.stores import StoreBundle
+from pausepoint_conformance.faults.testbed import (
+    StoreSpec,
+    drop,
+    fresh_postgres,
+    fresh_sqlite,
+    load_ring,
+    save_key,
+)
+
+# -- the scenario ----------------------------------------------------------------------------
+
+RUN_ID: Final = "crash-run"
+SESSION: Final = "session"
+SCOPE: Final = "default"
+RESPONSE: Final[dict[str, Any]] = {"approved": True}
+SCRIPT: Final[tuple[dict[str, Any], ...]] = (
+    {"op": "effect", "key": "a"},
+    {"op": "interrupt", "name": "approve", "payload": {"amount": 12}},
+    {"op": "effect", "key": "b"},
+    {"op": "end"},
+)
+EFFECT_KEYS: Final[tuple[str, ...]] = tuple(
+    f"{pc}:{s['key']}" for pc, s in enumerate(SCRIPT) if s["op"] == "effect")
+ASK_IDS: Final[tuple[str, ...]] = tuple(
+    f"{RUN_ID}/{pc}/0" for pc, s in enumerate(SCRIPT) if s["op"] == "interrupt")
+TTL_MS: Final = 3_600_000
+MAX_ROUNDS: Final = 12
+
+READ_METHODS: Final[dict[str, frozenset[str]]] = {
+    "ledger": frozenset({"get", "by_run", "outstanding", "outstanding_for_key"}),
+    "checkpoints": frozenset({"read", "latest"}),
+    "payloads": frozenset({"get"}),
+    "effects": frozenset({"status", "open_entries"}),
+    "runs": frozenset({"get", "children", "with_status"}),
+}
+"""The facet methods that only read.  Every other public method of a facet commits a change and
+is tapped (so a write method added to a port later is a crash boundary without a second list to
+keep in step); the world's ``apply`` is tapped as well."""
+
+BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only",
+                                           "answerless-restart", "reminting")
+
+
+# -- the tap ---------------------------------------------------------------------------------
+
+
+def _brief(value: object) -> object:
+    """A short, JSON-able summary of a write's argument or result."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value.value if isinstance(value, EffectStatus) else value
+    if isinstance(value, PauseRecord):
+        return value.interrupt_id
+    if isinstance(value, PauseState):
+        return value.phase.value
+    if isinstance(value, RunRecord):
+        return [value.run_id, value.status.value, json.loads(value.state).get("pc")]
+    return type(value).__name__
+
+
+class Tap:
+    """Numbers every write, traces it, and SIGKILLs the process at the chosen boundary."""
+
+    def __init__(self, trace_path: str, proc: str, die_at: int = 0, when: str = "after",
+                 broken: str | None = None) -> None:
+        self._fd = os.open(trace_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.proc = proc
+        self.die_at = die_at
+        self.when = when
+        self.broken = broken
+        self.count = 0
+
+    def log(self, **entry: object) -> None:
+        entry["p"] = self.proc
+        os.write(self._fd, (json.dumps(entry, default=str) + "\n").encode())
+
+    def _die(self) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(60)  # pragma: no cover - SIGKILL cannot be caught
+        raise SystemExit(99)  # pragma: no cover
+
+    def write(self, op: str, args: Sequence[object], call: Callable[[], object]) -> object:
+        self.count += 1
+        n = self.count
+        self.log(n=n, at="before", op=op, args=[_brief(a) for a in args])
+        if self.when == "before" and n == self.die_at:
+            self._die()
+        try:
+            ret = call()
+        except BaseException as exc:
+            self.log(n=n, at="error", op=op, error=f"{type(exc).__name__}: {exc}")
+            raise
+        self.log(n=n, at="after", op=op, args=[_brief(a) for a in args], ret=_brief(ret))
+        if self.when == "after" and n == self.die_at:
+            self._die()
+        return ret
+
+
+class _TappedFacet:
+    """A facet whose committing methods go through the tap; everything else passes through."""
+
+    def __init__(self, name: str, inner: Any, tap: Tap) -> None:
+        self._name = name
+        self._inner = inner
+        self._tap = tap
+        self.durable: bool = bool(inner.durable)
+
+    def __getattr__(self, attr: str) -> Any:
+        target = getattr(self._inner, attr)
+        if attr.startswith("_") or not callable(target) or attr in READ_METHODS[self._name]:
+            if self._tap.broken == "forgetful-journal" and self._name == "effects" \
+                    and attr == "status":
+                return _forgetful(target)
+            return target
+        op = f"{self._name}.{attr}"
+        tap = self._tap
+
+        def tapped(*args: Any, **kwargs: Any) -> Any:
+            return tap.write(op, (*args, *kwargs.values()), lambda: target(*args, **kwargs))
+        return tapped
+
+
+def _forgetful(status: Callable[..., EffectStatus | None]) -> Callable[..., Any]:
+    """BROKEN: an effect journalled started reads as never started, so it is retried."""
+    def wrapped(*args: Any) -> EffectStatus | None:
+        found = status(*args)
+        return None if found == EffectStatus.STARTED else found
+    return wrapped
+
+
+class TappedBundle:
+    """A store bundle whose facets' writes go through a :class:`Tap`."""
+
+    def __init__(self, inner: StoreBundle, tap: Tap) -> None:
+        self.inner = inner
+        self.durable = inner.durable
+        self.ledger = cast(Ledger, _TappedFacet("ledger", inner.ledger, tap))
+        self.checkpoints = cast(CheckpointStore,
+                                _TappedFacet("checkpoints", inner.checkpoints, tap))
+        self.payloads = cast(PayloadStore, _TappedFacet("payloads", inner.payloads, tap))
+        self.effects = cast(EffectJournal, _TappedFacet("effects", inner.effects, tap))
+        self.runs = cast(RunStore, _TappedFacet("runs", inner.runs, tap))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class TappedWorld:
+    """The world, with ``apply`` (a durable change of the outside world) tapped too."""
+
+    def __init__(self, inner: World, tap: Tap) -> None:
+        self.inner = inner
+        self.tap = tap
+
+    def apply(self, run_id: str, key: str) -> None:
+        self.tap.write("world.apply", (run_id, key), lambda: self.inner.apply(run_id, key))
+
+    def count(self, run_id: str, key: str) -> int:
+        return self.inner.count(run_id, key)
+
+
+# -- one case's files ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CaseFiles:
+    """Everything a case's processes share: the store, the world, the key, the trace, the inbox
+    (what the person was shown and what they sent)."""
+
+    store: StoreSpec
+    directory: str
+
+    @property
+    def world(self) -> str:
+        return str(Path(self.directory) / "world.db")
+
+    @property
+    def key(self) -> str:
+        return str(Path(self.directory) / "key.ed25519")
+
+    @property
+    def trace(self) -> str:
+        return str(Path(self.directory) / "trace.jsonl")
+
+    @property
+    def inbox(self) -> str:
+        return str(Path(self.directory) / "inbox.jsonl")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"store": self.store.to_json(), "directory": self.directory}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> CaseFiles:
+        return cls(StoreSpec.from_json(obj["store"]), str(obj["directory"]))
+
+
+def read_jsonl(path: str) -> list[dict[str, Any]]:
+    if not os.path.exists(path):
+        return []
+    out = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+
+
+class Inbox:
+    """The person's side: tokens they were shown, answers they sent and the replies they got.
+    Appended with one ``write`` per line, so it survives the process being killed."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    def add(self, **entry: object) -> None:
+        os.write(self._fd, (json.dumps(entry) + "\n").encode())
+
+    def entries(self) -> list[dict[str, Any]]:
+        return read_jsonl(self.path)
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Answers sent whose reply never came back (the sender died or the call failed)."""
+        answered = {e["attempt"] for e in self.entries() if e["kind"] == "answered"}
+        return [e for e in self.entries() if e["kind"] == "attempt" and e["id"] not in answered]
+
+
+# -- the worker ------------------------------------------------------------------------------
+
+
+def open_harness(files: CaseFiles, tap: Tap) -> Harness:
+    ring = load_ring(files.key)
+    return Harness(open_bundle=lambda: TappedBundle(files.store.open(), tap), signer=ring,
+                   clock=SystemClock(), world=TappedWorld(SqliteWorld(files.world), tap),
+                   ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True)
+
+
+def _answer(h: Harness, inbox: Inbox, proc: str, interrupt_id: str, token: str,
+            response: object, retry_of: str | None = None) -> None:
+    """Send an answer (or retry the unanswered ``retry_of``) and note the reply."""
+    attempt = retry_of or f"{proc}:{time.monotonic_ns()}"
+    if retry_of is None:
+        inbox.add(kind="attempt", id=attempt, interrupt_id=interrupt_id, token=token,
+                  response=response)
+    report = h.resume(token, response, session_id=SESSION, scope=SCOPE)
+    inbox.add(kind="answered", attempt=attempt, interrupt_id=interrupt_id,
+              replayed=report.replayed, status=report.status)
+
+
+def drive(h: Harness, inbox: Inbox, proc: str, restart: bool) -> str:
+    """Bring the run to its end, the way its operator and its person would."""
+    if restart:
+        h.restart()
+    if h.run_status(RUN_ID) == "unknown":
+        h.start(list(SCRIPT), run_id=RUN_ID, session_id=SESSION, scope=SCOPE)
+    for _ in range(MAX_ROUNDS):
+        status = h.run_status(RUN_ID)
+        if status == "done":
+            break
+        published = h.published(RUN_ID)
+        for p in published:
+            inbox.add(kind="published", proc=proc, interrupt_id=p.interrupt_id, token=p.token)
+        if not published:
+            pending = inbox.pending()
+            if not pending:
+                raise AssertionError(f"run {status}, nothing published, no answer pending")
+            for e in pending:  # the client retries an answer it got no reply for
+                _answer(h, inbox, proc, e["interrupt_id"], e["token"], e["response"],
+                        retry_of=e["id"])
+            continue
+        for p in published:
+            if p.name == RECONCILE.name:
+                rec = h.pause_record(p.interrupt_id)
+                if rec is not None and rec.state.phase == Phase.UNKNOWN_OUTCOME:
+                    key = str(p.payload["effect"]).split(":", 1)[1]
+                    applied = h.world.count(RUN_ID, key) > 0  # the operator looks at the world
+                    h.reconcile(p.interrupt_id, "applied" if applied else "not_applied")
+                _answer(h, inbox, proc, p.interrupt_id, p.token, {})
+            else:
+                _answer(h, inbox, proc, p.interrupt_id, p.token, RESPONSE)
+    for e in inbox.pending():  # an answer still without reply: its retry must replay
+        _answer(h, inbox, proc, e["interrupt_id"], e["token"], e["response"], retry_of=e["id"])
+    return h.run_status(RUN_ID)
+
+
+def worker_main(spec: dict[str, Any]) -> int:
+    files = CaseFiles.from_json(spec["files"])
+    proc = str(spec["proc"])
+    tap = Tap(files.trace, proc, int(spec.get("die_at", 0)), str(spec.get("when", "after")),
+              spec.get("broken"))
+    inbox = Inbox(files.inbox)
+    h = open_harness(files, tap)
+    if tap.broken == "replay-only":  # BROKEN: a restart that does not continue stalled runs
+        setattr(h, "_stalled_pauses", list)  # noqa: B010 - mypy refuses assigning a method
+    if tap.broken == "answerless-restart":  # BROKEN: continue without the answer
+        setattr(h, "_answers_kept", lambda rec: True)  # noqa: B010 - as above
+    if tap.broken == "reminting" and proc == "recover":  # BROKEN: a restart mints anew
+        publish = h._publish
+
+        def remint(rec: PauseRecord) -> PendingInterrupt:
+            token, _kid = h.signer.mint(attrs.evolve(rec.claims, issued_at=h.clock.now()))
+            return attrs.evolve(publish(rec), token=token)
+        setattr(h, "_publish", remint)  # noqa: B010 - as above
+    try:
+        status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
+    finally:
+        h.deployment.store.close()
+    print(json.dumps({"status": status, "writes": tap.count}))
+    return 0
+
+
+# -- the orchestrator ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Case:
+    point: int
+    when: str  # "before" | "after"
+    op: str = ""  # the write at that boundary, from the dry run
+    prev: str = ""  # the write before it
+
+
+@attrs.frozen
+class CaseResult:
+    case: Case
+    store: str
+    violations: tuple[str, ...]
+    died: bool
+    in_doubt: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+def _run_worker(spec: dict[str, Any], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pausepoint_conformance.faults.crash", "worker", json.dumps(spec)],
+        capture_output=True, text=True, timeout=timeout)
+
+
+def prepare(store: StoreSpec, directory: str, key_from: str | None = None) -> CaseFiles:
+    os.makedirs(directory, exist_ok=True)
+    files = CaseFiles(store, directory)
+    if key_from is None:
+        save_key(files.key)
+    else:
+        Path(files.key).write_bytes(Path(key_from).read_bytes())
+    SqliteWorld(files.world)
+    return files
+
+
+def dry_run(files: CaseFiles) -> list[dict[str, Any]]:
+    """Run the scenario once without dying: its writes, in order (``after`` entries)."""
+    done = _run_worker({"files": files.to_json(), "proc": "dry"})
+    if done.returncode != 0:
+        raise RuntimeError(f"the scenario fails without a crash:\n{done.stderr}")
+    entries = [e for e in read_jsonl(files.trace) if e["at"] == "after"]
+    problems = check_durable(files, read_jsonl(files.trace), in_doubt=())
+    if problems:
+        raise RuntimeError(f"the scenario is wrong without a crash: {problems}")
+    return entries
+
+
+def in_doubt_at_kill(first: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Effects the dead worker left journalled started and not finished."""
+    last: dict[str, str] = {}
+    for e in first:
+        if e["at"] == "after" and e["op"] in ("effects.start", "effects.finish",
+                                             "effects.settle"):
+            last[str(e["args"][1])] = e["op"]
+    return tuple(sorted(k for k, op in last.items() if op == "effects.start"))
+
+
+def check_durable(files: CaseFiles, trace: list[dict[str, Any]],
+                  in_doubt: tuple[str, ...]) -> list[str]:
+    """The invariants, read from the durable stores, the world, the trace and the inbox."""
+    bad: list[str] = []
+    store = files.store.open()
+    try:
+        run = store.runs.get(RUN_ID)
+        if run is None or run.status.value != "done":
+            bad.append(f"run not done: {None if run is None else run.status.value}")
+        rows = list(store.ledger.by_run(RUN_ID))
+        for iid in ASK_IDS:
+            if iid not in {r.interrupt_id for r in rows}:
+                bad.append(f"pause {iid} lost: no ledger row")
+        delivered = json.loads(run.state).get("responses", {}) if run is not None else {}
+        for r in rows:  # the run continued with the answer the person gave, not another
+            sent = {} if r.claims.name == RECONCILE.name else RESPONSE
+            if r.interrupt_id not in delivered:
+                bad.append(f"pause {r.interrupt_id}: its answer never reached the run")
+            elif delivered[r.interrupt_id] != sent:
+                bad.append(f"pause {r.interrupt_id}: the run continued with the answer "
+                           f"{delivered[r.interrupt_id]!r}, not the one given ({sent!r})")
+        for r in rows:
+            if r.state.phase != Phase.CONSUMED:
+                bad.append(f"pause {r.interrupt_id} ends {r.state.phase.value}, not consumed")
+        if store.ledger.outstanding():
+            bad.append(f"outstanding pauses remain: "
+                       f"{[r.interrupt_id for r in store.ledger.outstanding()]}")
+        ring = load_ring(files.key)
+        published: dict[str, set[str]] = {}
+        for e in read_jsonl(files.inbox):
+            if e["kind"] in ("published", "attempt"):
+                published.setdefault(e["interrupt_id"], set()).add(e["token"])
+        for iid, tokens in published.items():
+            row = store.ledger.get(iid)
+            if len(tokens) != 1:
+                bad.append(f"pause {iid}: {len(tokens)} different tokens were published")
+            if row is None:
+                bad.append(f"pause {iid}: its token was published but it has no ledger row")
+                continue
+            if tokens != {row.token}:
+                bad.append(f"pause {iid}: a published token is not the ledger's token")
+            if ring.verify(row.token) != row.claims:
+                bad.append(f"pause {iid}: the ledger's token does not verify to its claims")
+        consumes: dict[str, int] = {}
+        issues: dict[str, int] = {}
+        for e in trace:
+            if e["at"] != "after":
+                continue
+            if e["op"] == "ledger.transition" and e["args"][2] == "consumed" and e["ret"]:
+                consumes[e["args"][0]] = consumes.get(e["args"][0], 0) + 1
+            if e["op"] == "ledger.issue" and e["ret"]:
+                issues[e["args"][0]] = issues.get(e["args"][0], 0) + 1
+        for r in rows:
+            if consumes.get(r.interrupt_id, 0) != 1:
+                bad.append(f"pause {r.interrupt_id} consumed {consumes.get(r.interrupt_id, 0)} "
+                           "times")
+            if issues.get(r.interrupt_id, 0) != 1:
+                bad.append(f"pause {r.interrupt_id} issued {issues.get(r.interrupt_id, 0)} times")
+        world = SqliteWorld(files.world)
+        for jkey in EFFECT_KEYS:
+            n = world.count(RUN_ID, jkey.split(":", 1)[1])
+            if n != 1:
+                bad.append(f"effect {jkey} applied {n} times")
+        recovered = {json.loads(r.payload)["effect"] for r in rows
+                     if r.claims.name == RECONCILE.name}
+        if recovered != set(in_doubt):
+            bad.append(f"recovery pauses for {sorted(recovered)}, expected for "
+                       f"{sorted(in_doubt)} (the effects in doubt at the crash)")
+        for jkey in in_doubt:
+            key = jkey.split(":", 1)[1]
+            after = [e for e in trace if e["p"] == "recover" and e["at"] == "after"]
+            settled = [i for i, e in enumerate(after)
+                       if e["op"] == "effects.settle" and e["args"][1] == jkey]
+            applied = [i for i, e in enumerate(after)
+                       if e["op"] == "world.apply" and e["args"][1] == key]
+            if applied and (not settled or applied[0] < settled[0]):
+                bad.append(f"effect {jkey} was retried before its unknown outcome was "
+                           "reconciled")
+    finally:
+        store.close()
+    return bad
+
+
+def run_case(files: CaseFiles, case: Case, broken: str | None = None) -> CaseResult:
+    """Die at one boundary, restart, finish, check."""
+    t0 = time.monotonic()
+    base = {"files": files.to_json(), "broken": broken}
+    first = _run_worker({**base, "proc": "first", "die_at": case.point, "when": case.when})
+    violations: list[str] = []
+    died = first.returncode == -signal.SIGKILL
+    if not died:
+        violations.append(f"the worker did not die at {case.when} write {case.point} "
+                          f"(exit {first.returncode}): {first.stderr[-2000:]}")
+    trace = read_jsonl(files.trace)
+    in_doubt = in_doubt_at_kill([e for e in trace if e["p"] == "first"])
+    second = _run_worker({**base, "proc": "recover", "restart": True})
+    if second.returncode != 0:
+        violations.append(f"recovery failed (exit {second.returncode}): "
+                          f"{second.stderr.strip().splitlines()[-1:] or second.stderr}")
+    trace = read_jsonl(files.trace)
+    violations.extend(check_durable(files, trace, in_doubt))
+    return CaseResult(case, files.store.kind, tuple(violations), died, in_doubt,
+                      time.monotonic() - t0)
+
+
+StoreFactory = Callable[[str], StoreSpec]
+"""Given a case directory, a fresh store for the case."""
+
+
+def sqlite_factory(directory: str) -> StoreSpec:
+    return fresh_sqlite(directory, "store.db")
+
+
+def postgres_factory(dsn: str) -> StoreFactory:
+    def make(directory: str) -> StoreSpec:
+        return fresh_postgres(dsn, "pp_crash")
+    return make
+
+
+@attrs.frozen
+class CrashReport:
+    store: str
+    writes: tuple[str, ...]
+    results: tuple[CaseResult, ...]
+    broken: str | None = None
+
+    @property
+    def violations(self) -> list[str]:
+        return [f"{r.case.when} write {r.case.point} ({r.case.op}): {v}"
+                for r in self.results for v in r.violations]
+
+    @property
+    def cases(self) -> int:
+        return len(self.results)
+
+
+def cases_for(writes: Sequence[str]) -> list[Case]:
+    """Both sides of every write: killed right before it, and right after it returned."""
+    return [Case(n, when, writes[n - 1], writes[n - 2] if n > 1 else "")
+            for n in range(1, len(writes) + 1) for when in ("before", "after")]
+
+
+def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None = None,
+                      jobs: int = 2, only: Callable[[Case], bool] | None = None,
+                      progress: Callable[[CaseResult], None] | None = None) -> CrashReport:
+    """Every boundary x (before, after) -- or the cases ``only`` selects -- each in a fresh
+    store."""
+    root = Path(workdir)
+    dry_files = prepare(factory(str(root / "dry")), str(root / "dry"))
+    try:
+        writes = tuple(e["op"] for e in dry_run(dry_files))
+    finally:
+        drop(dry_files.store)
+    cases = [c for c in cases_for(writes) if only is None or only(c)]
+
+    def one(case: Case) -> CaseResult:
+        d = str(root / f"{case.when}-{case.point:03d}")
+        files = prepare(factory(d), d, key_from=dry_files.key)
+        try:
+            return run_case(files, case, broken)
+        except Exception:
+            return CaseResult(case, files.store.kind, (traceback.format_exc(),), False)
+        finally:
+            drop(files.store)
+
+    results: list[CaseResult] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for res in pool.map(one, cases):
+            results.append(res)
+            if progress is not None:
+                progress(res)
+    return CrashReport(dry_files.store.kind, writes, tuple(results), broken)
+
+
+# -- command line ----------------------------------------------------------------------------
+
+
+def _iter_report(report: CrashReport) -> Iterator[str]:
+    yield (f"{report.store}: {len(report.writes)} writes in the scenario, {report.cases} crash "
+           f"cases (before/after each), {len(report.violations)} violations"
+           + (f" [BROKEN: {report.broken}]" if report.broken else ""))
+    for r in report.results:
+        mark = "ok " if not r.violations else "BAD"
+        doubt = f" in doubt: {','.join(r.in_doubt)}" if r.in_doubt else ""
+        yield f"  {mark} {r.case.when:>6} {r.case.point:2d} {r.case.op:<22}{doubt}"
+        for v in r.violations:
+            yield f"      - {v}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pausepoint_conformance.faults.crash")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("worker", help="(internal) one worker process")
+    w.add_argument("spec")
+    r = sub.add_parser("run", help="enumerate every crash point on a store")
+    r.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    r.add_argument("--broken", choices=BROKEN_VARIANTS)
+    r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args(argv)
+    if args.cmd == "worker":
+        return worker_main(json.loads(args.spec))
+    factory: StoreFactory = sqlite_factory
+    if args.store == "postgres":
+        dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
+        if not dsn:
+            print("PAUSEPOINT_PG_DSN is not set", file=sys.stderr)
+            return 2
+        factory = postgres_factory(dsn)
+    with tempfile.TemporaryDirectory(prefix="pp-crash-") as tmp:
+        t0 = time.monotonic()
+        report = enumerate_crashes(factory, tmp, broken=args.broken, jobs=args.jobs)
+        for line in _iter_report(report):
+            print(line)
+        print(f"{time.monotonic() - t0:.1f} s")
+    return 1 if report.violations else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except PausepointError as exc:  # pragma: no cover - shown to the orchestrator
+        print(f"refused: {exc}", file=sys.stderr)
+        sys.exit(3)

@@ -1,0 +1,397 @@
+"""Concurrent resumers: processes racing to decide one pause, on one shared store.
+
+A pool of worker *processes* (each its own interpreter, store handle and connections, like
+separate resume servers) is started once; for every race the orchestrator creates a fresh
+resumable pause, gives each worker a role -- resume with some response, expire, or cancel --
+and the workers start together on a barrier.  Then it checks what came back against the
+ledger's final row (clauses ``resume.consume.single-winner``, ``race.decided-once``,
+``replay.same-response``, ``replay.different-response.conflict``, ``expiry.no-consume-after``,
+``cancel.distinct``):
+
+* consumed: exactly one resumer won; every other resumer got a definite answer naming the
+  winning state -- a replay when it sent the winner's response, ``response_conflict`` when it
+  sent another; an expirer or canceller got ``pause_consumed``;
+* expired: nobody won, every resumer got ``pause_expired``;
+* cancelled: nobody won, every resumer got ``pause_cancelled``;
+* the row changed state once: its version is exactly one more than the resumable row's.
+
+Race kinds: ``same`` (everyone sends the same answer), ``differ`` (two different answers),
+``expiry`` (resumers whose clock is just before the expiry against a sweeper whose clock is at
+it) and ``cancel`` (resumers against a canceller).
+
+``broken="version-blind"`` wraps each worker's ledger in a deliberately broken transition that
+ignores the version it read (check-then-act), to show the checks bite.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import queue
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Sequence
+from multiprocessing.context import SpawnProcess
+from typing import Any, Final, cast
+
+import attrs
+
+from pausepoint.core.canonical import canonical_json, digest
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.ports import Ledger
+from pausepoint.engine.compose import compose
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS
+from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.service import PauseService, ResumeRequest
+from pausepoint.stores import StoreBundle
+from pausepoint_conformance.faults.testbed import StoreSpec, load_ring
+
+KINDS: Final[tuple[str, ...]] = ("same", "differ", "expiry", "cancel")
+TTL_MS: Final = 1_000
+SESSION: Final = "session"
+SCOPE: Final = "default"
+YES: Final[dict[str, Any]] = {"approved": True}
+NO: Final[dict[str, Any]] = {"approved": False}
+
+
+class SetClock:
+    """A clock each race sets: every worker process reads its own (servers' clocks differ)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def now(self) -> int:
+        return self.value
+
+
+class VersionBlindLedger:
+    """DELIBERATELY BROKEN: ``transition`` checks nothing against the version it was given --
+    it overwrites whatever row is current (after a short pause that widens the window)."""
+
+    def __init__(self, inner: Ledger, delay: float = 0.02) -> None:
+        self._inner = inner
+        self._delay = delay
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def transition(self, interrupt_id: str, expected_version: int, new: PauseState,
+                   result: str | None = None) -> bool:
+        time.sleep(self._delay)
+        while True:
+            row = self._inner.get(interrupt_id)
+            if row is None:
+                return False
+            if self._inner.transition(interrupt_id, row.version, new, result):
+                return True
+
+
+def make_service(spec: StoreSpec, key_path: str, clock: SetClock,
+                 broken: str | None = None) -> tuple[PauseService, StoreBundle]:
+    store = spec.open()
+    service = compose(store=store, signer=load_ring(key_path), interactions=DEFAULT_INTERACTIONS,
+                      clock=clock, ttl_ms=TTL_MS).service
+    if broken == "version-blind":
+        service.ledger = cast(Ledger, VersionBlindLedger(service.ledger))
+    return service, store
+
+
+# -- the worker process ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class Job:
+    race: int
+    interrupt_id: str
+    token: str
+    role: str  # "resume" | "expire" | "cancel"
+    now: int
+    response: dict[str, Any] | None = None
+
+
+def _act(service: PauseService, job: Job) -> tuple[str, str]:
+    """Do the job; return (outcome, detail).  Outcomes: won, replay, expired, cancelled,
+    refused:<code>, error."""
+    try:
+        if job.role == "resume":
+            out = service.resume(job.token, job.response,
+                                 ResumeRequest(session_id=SESSION, scope=SCOPE))
+            return ("replay" if out.replayed else "won"), ""
+        if job.role == "expire":
+            service.expire(job.interrupt_id)
+            return "expired", ""
+        if job.role == "cancel":
+            service.cancel_pause(job.interrupt_id)
+            return "cancelled", ""
+        return "error", f"unknown role {job.role}"
+    except PausepointError as exc:
+        return f"refused:{exc.code.value}", exc.message
+    except Exception:
+        return "error", traceback.format_exc()
+
+
+def worker(index: int, spec_json: dict[str, Any], key_path: str, broken: str | None,
+           jobs: Any, results: Any, barrier: Any) -> None:
+    """One racing process: its own store handle and connections, its own clock."""
+    clock = SetClock()
+    service, store = make_service(StoreSpec.from_json(spec_json), key_path, clock, broken)
+    service.ledger.get("warm-up")  # open the connection before the first race
+    results.put(("ready", index, "", ""))
+    try:
+        while True:
+            item = jobs.get()
+            if item is None:
+                break
+            job = Job(**item)
+            clock.value = job.now
+            try:
+                barrier.wait(timeout=60)
+            except threading.BrokenBarrierError:
+                results.put((job.race, index, "error", "barrier broken"))
+                continue
+            outcome, detail = _act(service, job)
+            results.put((job.race, index, outcome, detail))
+    finally:
+        store.close()
+
+
+# -- the orchestrator ------------------------------------------------------------------------
+
+
+@attrs.define
+class KindStats:
+    races: int = 0
+    winners: int = 0
+    decided: collections.Counter[str] = attrs.Factory(collections.Counter)
+    outcomes: collections.Counter[str] = attrs.Factory(collections.Counter)
+
+
+@attrs.define
+class RaceReport:
+    store: str
+    processes: int
+    stats: dict[str, KindStats] = attrs.Factory(dict)
+    violations: list[str] = attrs.Factory(list)
+    broken: str | None = None
+
+    @property
+    def races(self) -> int:
+        return sum(s.races for s in self.stats.values())
+
+    @property
+    def winners(self) -> int:
+        return sum(s.winners for s in self.stats.values())
+
+    def lines(self) -> list[str]:
+        out = [f"{self.store}: {self.races} races of {self.processes} processes, "
+               f"{self.winners} winners, {len(self.violations)} violations"
+               + (f" [BROKEN: {self.broken}]" if self.broken else "")]
+        for kind, s in self.stats.items():
+            out.append(f"  {kind:<7} races {s.races:4d}  winners {s.winners:4d}  decided "
+                       f"{dict(s.decided)}  answers {dict(s.outcomes)}")
+        return out
+
+
+class RacePool:
+    """``n`` worker processes on one store, reused for many races."""
+
+    def __init__(self, spec: StoreSpec, key_path: str, n: int, broken: str | None = None):
+        if n < 2:
+            raise ValueError("a race needs at least two processes")
+        self.spec = spec
+        self.key_path = key_path
+        self.n = n
+        self.broken = broken
+        ctx = multiprocessing.get_context("spawn")
+        self._barrier = ctx.Barrier(n)
+        self._results: Any = ctx.Queue()
+        self._jobs: list[Any] = [ctx.Queue() for _ in range(n)]
+        self._procs: list[SpawnProcess] = [
+            ctx.Process(target=worker, args=(i, spec.to_json(), key_path, broken,
+                                              self._jobs[i], self._results, self._barrier),
+                        daemon=True)
+            for i in range(n)]
+        for p in self._procs:
+            p.start()
+        self.clock = SetClock()
+        self.service, self._store = make_service(spec, key_path, self.clock)  # never races
+        ready = 0
+        while ready < n:
+            tag, _i, _o, _d = self._get(120)
+            if tag == "ready":
+                ready += 1
+        self._next = 0
+        self._prefix = uuid.uuid4().hex[:8]  # several pools may share one store
+
+    def _get(self, timeout: float) -> tuple[Any, int, str, str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                item: tuple[Any, int, str, str] = self._results.get(timeout=0.5)
+                return item
+            except queue.Empty:
+                dead = [p.exitcode for p in self._procs if not p.is_alive()]
+                if dead or time.monotonic() > deadline:
+                    raise RuntimeError(f"race workers stopped answering (exit codes {dead})"
+                                       ) from None
+
+    def close(self) -> None:
+        for q in self._jobs:
+            q.put(None)
+        for p in self._procs:
+            p.join(timeout=30)
+            if p.is_alive():  # pragma: no cover
+                p.kill()
+        self._store.close()
+
+    def __enter__(self) -> RacePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # one race
+
+    def _new_pause(self, race: int) -> tuple[str, str]:
+        self.clock.value = 0
+        run = f"{self._prefix}-run-{race}"
+        iid = f"{self._prefix}-race-{race}"
+        binding = PauseBinding(run_id=run, root_run_id=run, session_id=SESSION, thread_id=run,
+                               scope=SCOPE)
+        rec = self.service.pause(binding=binding, name="approve", payload={"race": race},
+                                 interrupt_id=iid, checkpoint_id=f"{run}@0")
+        rec = self.service.record_turn(iid, "{}")
+        assert rec.state.phase == Phase.RESUMABLE
+        return iid, rec.token
+
+    def race(self, kind: str, report: RaceReport) -> None:
+        race = self._next
+        self._next += 1
+        iid, token = self._new_pause(race)
+        before = self.service.ledger.get(iid)
+        assert before is not None
+        jobs: list[Job] = []
+        for i in range(self.n):
+            if kind in ("expiry", "cancel") and i == 0:
+                role = "expire" if kind == "expiry" else "cancel"
+                jobs.append(Job(race, iid, token, role, now=TTL_MS))
+                continue
+            now = TTL_MS - 1 if kind == "expiry" else TTL_MS // 2
+            response = NO if kind == "differ" and i % 2 else YES
+            jobs.append(Job(race, iid, token, "resume", now=now, response=response))
+        for i, job in enumerate(jobs):
+            self._jobs[i].put(attrs.asdict(job))
+        answers: dict[int, tuple[str, str]] = {}
+        while len(answers) < self.n:
+            r, i, outcome, detail = self._get(120)
+            if r == race:
+                answers[i] = (outcome, detail)
+        final = self.service.ledger.get(iid)
+        assert final is not None
+        self._judge(kind, race, jobs, answers, before.version, final.state, final.version,
+                    report)
+
+    def _judge(self, kind: str, race: int, jobs: Sequence[Job],
+               answers: dict[int, tuple[str, str]], version0: int, final: PauseState,
+               version: int, report: RaceReport) -> None:
+        stats = report.stats.setdefault(kind, KindStats())
+        stats.races += 1
+        stats.decided[final.phase.value] += 1
+        bad: list[str] = []
+        winners = [i for i, (o, _d) in answers.items() if o == "won"]
+        stats.winners += len(winners)
+        for o, _d in answers.values():
+            stats.outcomes[o] += 1
+        if version != version0 + 1:
+            bad.append(f"the row changed state {version - version0} times, not once")
+        phase = final.phase
+        if phase == Phase.CONSUMED:
+            if len(winners) != 1:
+                bad.append(f"{len(winners)} winners of a consumed pause")
+        elif winners:
+            bad.append(f"{len(winners)} winners, but the pause ends {phase.value}")
+        for i, job in enumerate(jobs):
+            outcome, detail = answers[i]
+            if outcome == "error":
+                bad.append(f"process {i} ({job.role}): uncaught {detail.strip()[-300:]}")
+                continue
+            if i in winners:
+                continue
+            if phase == Phase.CONSUMED:
+                if job.role == "resume":
+                    same = digest(canonical_json(job.response)) == final.response_digest
+                    want = "replay" if same else "refused:response_conflict"
+                else:
+                    want = "refused:pause_consumed"
+            elif phase == Phase.EXPIRED:
+                want = "expired" if job.role == "expire" else "refused:pause_expired"
+            elif phase == Phase.CANCELLED:
+                want = "cancelled" if job.role == "cancel" else "refused:pause_cancelled"
+            else:
+                bad.append(f"the race left the pause {phase.value}: nothing decided it")
+                break
+            if outcome != want:
+                bad.append(f"process {i} ({job.role}) got {outcome}, expected {want} "
+                           f"(the pause was {phase.value})")
+        if kind in ("same", "differ") and phase != Phase.CONSUMED:
+            bad.append(f"a resume-only race ended {phase.value}")
+        report.violations.extend(f"{kind} race {race}: {b}" for b in bad)
+
+
+def run_races(spec: StoreSpec, key_path: str, *, processes: int = 4, rounds: int = 10,
+              kinds: Sequence[str] = KINDS, broken: str | None = None) -> RaceReport:
+    """``rounds`` races of every kind, ``processes`` racers each, on one store."""
+    report = RaceReport(spec.kind, processes, broken=broken)
+    with RacePool(spec, key_path, processes, broken) as pool:
+        for _ in range(rounds):
+            for kind in kinds:
+                pool.race(kind, report)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pausepoint_conformance.faults.race --store sqlite|postgres [--processes N]
+    [--rounds R] [--broken version-blind]``: run the races, print the counts."""
+    import argparse
+    import os
+    import sys
+    import tempfile
+
+    from pausepoint_conformance.faults.testbed import drop, fresh_postgres, fresh_sqlite, save_key
+
+    parser = argparse.ArgumentParser(prog="python -m pausepoint_conformance.faults.race")
+    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--broken", choices=("version-blind",))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="pp-race-") as tmp:
+        key = os.path.join(tmp, "key.ed25519")
+        save_key(key)
+        if args.store == "postgres":
+            dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
+            if not dsn:
+                print("PAUSEPOINT_PG_DSN is not set", file=sys.stderr)
+                return 2
+            spec = fresh_postgres(dsn, "pp_race")
+        else:
+            spec = fresh_sqlite(tmp, "race.db")
+        t0 = time.monotonic()
+        try:
+            report = run_races(spec, key, processes=args.processes, rounds=args.rounds,
+                               broken=args.broken)
+        finally:
+            drop(spec)
+        for line in report.lines():
+            print(line)
+        for v in report.violations[:20]:
+            print(f"  - {v}")
+        print(f"{time.monotonic() - t0:.1f} s")
+    return 1 if report.violations else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,516 @@
+"""The adapter protocol: every message the suite and an implementation exchange, as pydantic
+models.
+
+The same models serve both adapters: the in-process :class:`~pausepoint_conformance.protocol.port.Adapter`
+takes the ``*Args`` models and returns the results below, and the stdio protocol sends them as
+newline-delimited JSON (``{"id": n, "op": ..., "args": {...}}`` in, ``{"id": n, "result":
+{...}}`` out).  The JSON Schemas in ``spec/schemas/`` are generated from these models
+(:func:`schemas`) and a test keeps the committed files equal to the generated ones; the prose is
+``spec/adapter-protocol.md``.
+
+Results are one of four shapes (the ``status`` field says which):
+
+* ``{"status": "ok", "data": {...}}`` -- the operation happened; ``data`` is the op's data model;
+* ``{"status": "refused", "code": ..., "message": ..., "clause": ...}`` -- the implementation
+  refused it with an error code of the contract's closed set (``pausepoint.core.clauses.ErrorCode``);
+* ``{"status": "skipped", "reason": ...}`` -- the implementation does not support the operation;
+* ``{"status": "errored", "traceback": ...}`` -- something broke (an exception, a crash, a hang,
+  garbage on the wire: the suite makes this one itself when the transport fails).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from pausepoint.core.clauses import Group
+
+PROTOCOL_VERSION = 1
+"""The adapter protocol's version; the ``hello`` handshake compares it."""
+
+SCHEMA_BASE = "https://pausepoint.dev/schemas/"
+
+T = TypeVar("T")
+
+
+class _In(BaseModel):
+    """A message the suite sends: exactly these fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Out(BaseModel):
+    """A message an implementation sends: unknown fields are ignored (forward compatible)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+# -- scripts ---------------------------------------------------------------------------------
+
+
+class Fault(enum.StrEnum):
+    """A scripted crash inside an effect, fired the first time the step executes."""
+
+    CRASH_BEFORE_APPLY = "crash_before_apply"
+    CRASH_AFTER_APPLY = "crash_after_apply"
+
+
+class EffectStep(_In):
+    """A side effect: journal it started, apply it to the world (its execution count goes up
+    by one), journal it finished.  ``fault`` makes the process die at that point the first
+    time the step executes."""
+
+    op: Literal["effect"] = "effect"
+    key: str = Field(min_length=1, description="effect key, unique within the script")
+    fault: Fault | None = None
+
+
+class Handlers(_In):
+    """Ordinary user code around a pause point: the pause is asked inside ``try: ... except
+    <every ordinary error>: ... finally: ...`` of the implementation's language.  Each handler
+    that runs applies its key once to the world (counted by ``effect_count``, not journalled).
+    A catch-all handler that catches something swallows it: the run goes on with the next
+    step.  The pause signal must pass the catch-all untouched (pause.signal.base-exception)
+    and run the cleanup on its way to the runner (pause.signal.single-catch)."""
+
+    catch_all: str | None = Field(default=None, min_length=1,
+                                  description="key applied when the ordinary-error handler "
+                                              "catches something")
+    cleanup: str | None = Field(default=None, min_length=1,
+                                description="key applied when the finally clause runs")
+
+
+class InterruptStep(_In):
+    """Stop to ask a person: one pause point per name (``name``, or several at once with
+    ``names``), answered independently; the run continues when every one is consumed.
+    ``checkpoint_write: "fail"`` makes the turn-checkpoint write of these pauses report
+    failure (so they must stay ``paused``, never ``resumable``).  ``checkpoint: "none"`` asks
+    the pause with no checkpoint to bind it to (the run's thread has none and none is named):
+    it must be refused with ``checkpoint_missing``.  ``handlers`` wraps the pause point in user
+    code (:class:`Handlers`)."""
+
+    op: Literal["interrupt"] = "interrupt"
+    name: str | None = None
+    names: list[str] | None = None
+    payload: JsonValue = Field(default_factory=dict)
+    checkpoint_write: Literal["ok", "fail"] = "ok"
+    checkpoint: Literal["turn", "none"] = Field(
+        default="turn", description="turn: bound to the checkpoint of the turn that asks; "
+                                    "none: no checkpoint to bind to (refused)")
+    tool_call_id: str | None = Field(default=None, description="the tool call a tool pause "
+                                     "(interaction pay) is bound to")
+    handlers: Handlers | None = None
+
+    def all_names(self) -> list[str]:
+        if self.names:
+            return list(self.names)
+        return [self.name or ""]
+
+
+class EndStep(_In):
+    """The run ends (done)."""
+
+    op: Literal["end"] = "end"
+
+
+class GateStep(_In):
+    """An approval gate (``pausepoint.core.gate.ThresholdGate``): ``amount`` up to ``allow_up_to``
+    is allowed -- the run goes on without pausing; over ``deny_over`` it is denied -- the run
+    ends ``done`` without running the rest of its script, and without pausing; in between the
+    gate asks a person: an ``approve`` pause (payload ``{"amount", "reason"}``), answered like
+    an interrupt's, after which the run goes on with the next step (gate.separate).  The
+    reference model has no gates: scenario vectors never contain this step."""
+
+    op: Literal["gate"] = "gate"
+    amount: float = Field(allow_inf_nan=False)
+    allow_up_to: float = Field(allow_inf_nan=False)
+    deny_over: float = Field(allow_inf_nan=False)
+
+
+Step = Annotated[EffectStep | InterruptStep | GateStep | EndStep, Field(discriminator="op")]
+"""A step of a scripted run."""
+
+ModelledStep = Annotated[EffectStep | InterruptStep | EndStep, Field(discriminator="op")]
+"""The steps the reference model (``pausepoint.system.model``) knows: the script steps of scenario
+vectors."""
+
+
+# -- operation arguments (suite -> implementation) -------------------------------------------
+
+
+class HelloArgs(_In):
+    protocol: int = Field(description="the protocol version the suite speaks")
+    suite: str = Field(description="the suite's name and version, for the implementation's logs")
+
+
+class ResetArgs(_In):
+    """Forget everything: a fresh, empty instance with its clock at 0 and new keys.  Every
+    check and every vector starts with a reset."""
+
+    ttl_ms: int = Field(gt=0, description="lifetime of every pause, in clock milliseconds")
+
+
+class StartArgs(_In):
+    """Start a scripted run and execute it until it pauses, ends, is cancelled or crashes."""
+
+    run_id: str
+    parent_run_id: str | None = None
+    session_id: str
+    scope: str
+    script: list[Step]
+
+
+class ResumeArgs(_In):
+    """Answer a pause with ``response``, presenting ``token`` (as published) from a request
+    made by ``responder`` for ``run_id`` in ``session_id`` and ``scope``."""
+
+    token: str
+    response: JsonValue
+    run_id: str
+    session_id: str
+    scope: str
+    responder: str = "person"
+
+
+class CancelArgs(_In):
+    run_id: str
+
+
+class AdvanceClockArgs(_In):
+    """Move the implementation's clock forward (and let it decide anything that became due,
+    such as expiry)."""
+
+    ms: int = Field(ge=0)
+
+
+class CrashRestartArgs(_In):
+    """The process dies (everything volatile is lost) and starts again from durable state."""
+
+
+class Resolution(enum.StrEnum):
+    APPLIED = "applied"
+    NOT_APPLIED = "not_applied"
+
+
+class ReconcileArgs(_In):
+    """Settle the unknown outcome behind a recovery pause: the effect was or was not applied."""
+
+    interrupt_id: str
+    resolution: Resolution
+
+
+class PauseStateArgs(_In):
+    interrupt_id: str
+
+
+class EffectCountArgs(_In):
+    run_id: str
+    key: str
+
+
+class RaceResumeArgs(_In):
+    """Run these resumes concurrently (as separate resume servers would) and report each
+    result, in the order given."""
+
+    requests: list[ResumeArgs] = Field(min_length=2)
+
+
+class StatusArgs(_In):
+    """Optional operation: what a person would be told about the run (status.distinguishes)."""
+
+    run_id: str
+
+
+class RotateKeyArgs(_In):
+    """Optional operation: add a new signing key and make it the one that signs; older keys
+    keep verifying (token.rotation.drain)."""
+
+
+class RetireKeyArgs(_In):
+    """Optional operation: remove key ``kid`` from the ring -- only once no outstanding pause
+    carries a token it signed (the drain proof is 0); otherwise refused ``key_not_drained``
+    (also for the signing key), and ``key_unknown`` for a key id not in the ring."""
+
+    kid: str
+
+
+class ByeArgs(_In):
+    """The suite is done; answer, then exit."""
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+class Ok(_Out, Generic[T]):
+    status: Literal["ok"] = "ok"
+    data: T
+
+
+class Refused(_Out):
+    status: Literal["refused"] = "refused"
+    code: str = Field(description="an error code of the contract's closed set")
+    message: str = ""
+    clause: str | None = Field(default=None, description="the clause id the refusal cites")
+
+
+class Skipped(_Out):
+    status: Literal["skipped"] = "skipped"
+    reason: str
+
+
+class Errored(_Out):
+    status: Literal["errored"] = "errored"
+    traceback: str
+
+
+Result = Union[Ok[T], Refused, Skipped, Errored]
+"""What every operation returns."""
+
+
+# -- operation data (implementation -> suite) ------------------------------------------------
+
+
+class Implementation(_Out):
+    name: str
+    version: str
+    language: str = ""
+    homepage: str = ""
+
+
+class HelloData(_Out):
+    implementation: Implementation
+    protocol: int
+    groups: list[Group] = Field(description="the clause groups claimed; core is always claimed")
+    notes: str = ""
+
+
+class Empty(_Out):
+    pass
+
+
+class PauseKind(enum.StrEnum):
+    ASK = "ask"
+    RECOVERY = "recovery"
+
+
+class PublishedPause(_Out):
+    """A pause as the implementation publishes it."""
+
+    interrupt_id: str
+    run_id: str
+    name: str
+    kind: PauseKind = Field(description="ask: a scripted question; recovery: opened after a "
+                                        "crash for an effect whose outcome is unknown")
+    payload: JsonValue = None
+    token: str
+    resumable: bool
+    expires_at: int
+    tool_call_id: str = ""
+
+
+class RunStatus(enum.StrEnum):
+    PAUSED = "paused"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    STOPPED = "stopped"
+    ERROR = "error"
+    RUNNING = "running"
+
+
+class RunReport(_Out):
+    """Where a run stands after an operation: its status, the events of the invocation that
+    just ran (event kinds, in order), and its live pauses as published.  ``refusal`` is set
+    when the invocation stopped because the implementation refused to take one of its pauses
+    (the run stays running, nothing is published)."""
+
+    run_id: str
+    status: RunStatus
+    events: list[str] = Field(default_factory=list)
+    pauses: list[PublishedPause] = Field(default_factory=list)
+    refusal: Refused | None = None
+
+
+class ResumeData(_Out):
+    """An accepted resume: ``replayed`` is true when it returned the first result of an
+    already consumed pause without running anything."""
+
+    replayed: bool
+    interrupt_id: str = ""
+    run: RunReport
+
+
+class CancelData(_Out):
+    run: RunReport
+
+
+class ClockData(_Out):
+    now: int
+
+
+class RestartData(_Out):
+    """After a restart: every run that was recovered (continued or opened a recovery pause),
+    and every live pause of every run, published again."""
+
+    runs: list[RunReport] = Field(default_factory=list)
+    pauses: list[PublishedPause] = Field(default_factory=list)
+
+
+class PhaseData(_Out):
+    phase: str = Field(description="running, paused, resumable, unknown_outcome, consumed, "
+                                   "expired or cancelled")
+
+
+class CountData(_Out):
+    count: int
+
+
+ResumeResult = Annotated[Ok[ResumeData] | Refused | Skipped | Errored,
+                         Field(discriminator="status")]
+
+
+class RaceData(_Out):
+    results: list[ResumeResult]
+
+
+RUN_VIEWS: tuple[str, ...] = ("running", "safely_suspended", "partially_complete", "cancelling",
+                              "waiting_unknown_outcome", "done", "cancelled", "ended")
+"""The answers of the ``status`` operation (``spec/contract.md``, status.distinguishes)."""
+
+
+class StatusData(_Out):
+    """The run's status as a person would be told it.  A plain string on the wire, so that an
+    answer outside :data:`RUN_VIEWS` (``"paused"``, say) fails the check instead of being a
+    transport error."""
+
+    view: str = Field(description="running, safely_suspended (paused, every live pause "
+                                  "resumable), partially_complete (paused, some live pause not "
+                                  "resumable), cancelling, waiting_unknown_outcome, done, "
+                                  "cancelled or ended")
+
+
+class KeyData(_Out):
+    kid: str = Field(description="the key id of the new signing key")
+
+
+class WiringArgs(_In):
+    """Optional operation: wire a *trial* deployment from these parts, say what it offers the
+    model, and discard it (wiring.consistent, wiring.no-interaction-no-tool).  The instance
+    under test is not touched.  ``durable`` parts survive a restart; ``volatile`` ones live in
+    memory.  ``token_codec`` is a token encoder/decoder pair around the signed token: none,
+    both, or only one half.  ``interactions`` are names from the protocol's interaction table
+    to register (none at all is allowed)."""
+
+    checkpoints: Literal["durable", "volatile"]
+    ledger: Literal["durable", "volatile"]
+    token_codec: Literal["none", "both", "encoder_only", "decoder_only"] = "none"
+    interactions: list[str] = Field(default_factory=list)
+
+
+class OfferedTool(_Out):
+    name: str
+    asks_user: bool = Field(description="true for a tool that stops the run to ask a person")
+
+
+class WiringData(_Out):
+    """The tools the trial deployment offers the model."""
+
+    tools: list[OfferedTool] = Field(default_factory=list)
+
+
+# -- the operations --------------------------------------------------------------------------
+
+
+class Op(enum.StrEnum):
+    HELLO = "hello"
+    RESET = "reset"
+    START = "start"
+    RESUME = "resume"
+    CANCEL = "cancel"
+    ADVANCE_CLOCK = "advance_clock"
+    CRASH_RESTART = "crash_restart"
+    RECONCILE = "reconcile"
+    PAUSE_STATE = "pause_state"
+    EFFECT_COUNT = "effect_count"
+    RACE_RESUME = "race_resume"
+    STATUS = "status"
+    ROTATE_KEY = "rotate_key"
+    RETIRE_KEY = "retire_key"
+    WIRING = "wiring"
+    BYE = "bye"
+
+
+OPS: dict[Op, tuple[type[_In], type[_Out]]] = {
+    Op.HELLO: (HelloArgs, HelloData),
+    Op.RESET: (ResetArgs, Empty),
+    Op.START: (StartArgs, RunReport),
+    Op.RESUME: (ResumeArgs, ResumeData),
+    Op.CANCEL: (CancelArgs, CancelData),
+    Op.ADVANCE_CLOCK: (AdvanceClockArgs, ClockData),
+    Op.CRASH_RESTART: (CrashRestartArgs, RestartData),
+    Op.RECONCILE: (ReconcileArgs, PhaseData),
+    Op.PAUSE_STATE: (PauseStateArgs, PhaseData),
+    Op.EFFECT_COUNT: (EffectCountArgs, CountData),
+    Op.RACE_RESUME: (RaceResumeArgs, RaceData),
+    Op.STATUS: (StatusArgs, StatusData),
+    Op.ROTATE_KEY: (RotateKeyArgs, KeyData),
+    Op.RETIRE_KEY: (RetireKeyArgs, Empty),
+    Op.WIRING: (WiringArgs, WiringData),
+    Op.BYE: (ByeArgs, Empty),
+}
+"""Each operation's argument model and the data model of its ``ok`` result."""
+
+OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS, Op.ROTATE_KEY, Op.RETIRE_KEY,
+                                          Op.WIRING})
+"""Operations an implementation may leave out: it answers them ``skipped`` (an in-process
+adapter may simply lack the method), and the checks that need them are reported skipped --
+never passed."""
+
+
+def _request_model(op: Op, args: type[_In]) -> type[_In]:
+    from pydantic import create_model
+
+    fields: dict[str, Any] = {
+        "id": (int, Field(description="echoed in the response")),
+        "op": (Literal[op.value], ...),
+        "args": (args, ...),
+    }
+    model: type[_In] = create_model(
+        f"{''.join(p.title() for p in op.value.split('_'))}Request", __base__=_In, **fields)
+    return model
+
+
+REQUEST_MODELS: dict[Op, type[_In]] = {op: _request_model(op, a) for op, (a, _) in OPS.items()}
+
+
+class Request(_In):
+    """A request line as sent: ``{"id": n, "op": ..., "args": {...}}``."""
+
+    id: int
+    op: Op
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Response(_Out):
+    """A response line: ``{"id": n, "result": {...}}`` with ``id`` echoed from the request."""
+
+    id: int
+    result: dict[str, Any]
+
+
+def response_model(op: Op) -> type[BaseModel]:
+    from pydantic import create_model
+
+    data = OPS[op][1]
+    fields: dict[str, Any] = {
+        "id": (int, ...),
+        "result": (Annotated[Ok[data] | Refused | Skipped | Errored,  # type: ignore[valid-type]
+                             Field(discriminator="status")], ...),
+    }
+    name = f"{''.join(p.title() for p in op.value.split('_'))}Response"
+    model: type[BaseModel] = create_model(name, __base__=_Out, **fields)
+    return model
+
+
+RESPONSE_MODELS: dict[Op, type[BaseModel]] = {op: response_model(op) for op in OPS}

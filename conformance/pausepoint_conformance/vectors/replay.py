@@ -1,0 +1,442 @@
+"""Scenario vectors: the file format, loading, and replaying a case through any adapter.
+
+A vector file is one JSON document (schema ``spec/schemas/vector-file.json``, generated from
+:class:`VectorFile`) recording its schema, format version and generator version, with notes
+explaining its flags, and a list of cases.  Each case has an immutable ``id`` (a hash of its
+content), a unique description, the clauses it exercises, the groups an implementation must
+claim to run it, the scripted runs, and a step list: the operation, what it must return
+(computed by the reference model, :mod:`pausepoint_conformance.vectors.driver`) and the observable
+state after it (every pause's phase, every effect's execution count).
+
+Where the contract allows two answers, the step says so with a flag (like Wycheproof's
+``acceptable``): ``token_error`` -- an altered token may be refused as ``token_invalid`` or
+``token_malformed``.
+
+Pauses are named by *reference*: ``<run id>#<k>`` is the k-th pause point of that run, in the
+order it was published.  The replayer learns each reference's interrupt id and token from the
+implementation's answers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from pausepoint.core.canonical import canonical_json, digest
+from pausepoint.core.clauses import Group
+from pausepoint_conformance import __version__ as suite_version
+from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.wire import (
+    AdvanceClockArgs,
+    CancelArgs,
+    CrashRestartArgs,
+    EffectCountArgs,
+    Errored,
+    ModelledStep,
+    Ok,
+    PauseStateArgs,
+    PublishedPause,
+    ReconcileArgs,
+    Refused,
+    ResetArgs,
+    Resolution,
+    ResumeArgs,
+    Skipped,
+    StartArgs,
+)
+from pausepoint_conformance.suite.framework import CaseOutcome, CaseResult, alter, describe
+
+FORMAT_VERSION: Final[int] = 1
+SCHEMA_ID: Final[str] = "https://pausepoint.dev/schemas/vector-file.json"
+GENERATOR_NAME: Final[str] = "pausepoint scenarios"
+
+FLAG_NOTES: Final[dict[str, str]] = {
+    "token_error": "an altered token may be refused as token_invalid or token_malformed (which "
+                   "one depends on where the change lands); both codes are acceptable",
+}
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExpectedPause(_M):
+    ref: str = Field(description="<run id>#<k>: the k-th pause point of the run")
+    kind: Literal["ask", "recovery"]
+    resumable: bool
+    name: str | None = Field(default=None, description="the interaction name (ask pauses)")
+
+
+class Expect(_M):
+    """What the operation must return.  ``result`` ok or refused; for refused, one of
+    ``codes``; for ok, the fields given (each is compared when present)."""
+
+    result: Literal["ok", "refused"]
+    codes: list[str] | None = None
+    status: str | None = None
+    replayed: bool | None = None
+    pauses: list[ExpectedPause] | None = None
+    phase: str | None = None
+
+
+class Observed(_M):
+    """The observable state after the step: ``pauses`` maps references to phases, ``effects``
+    maps ``<run id>/<key>`` to execution counts."""
+
+    pauses: dict[str, str] = Field(default_factory=dict)
+    effects: dict[str, int] = Field(default_factory=dict)
+
+
+class _Step(_M):
+    expect: Expect
+    clauses: list[str]
+    flags: list[str] = Field(default_factory=list)
+    check: Observed
+
+
+class StartOp(_Step):
+    op: Literal["start"]
+    run: str
+
+
+class ResumeOp(_Step):
+    op: Literal["resume"]
+    pause: str
+    response: JsonValue
+    variant: Literal["valid", "altered_token", "other_scope", "other_session",
+                     "invalid_response"] = "valid"
+
+
+class AdvanceOp(_Step):
+    op: Literal["advance_clock"]
+    ms: int = Field(ge=0)
+
+
+class CancelOp(_Step):
+    op: Literal["cancel"]
+    run: str
+
+
+class CrashRestartOp(_Step):
+    op: Literal["crash_restart"]
+
+
+class ReconcileOp(_Step):
+    op: Literal["reconcile"]
+    pause: str
+    resolution: Literal["applied", "not_applied"]
+
+
+VectorStep = Annotated[StartOp | ResumeOp | AdvanceOp | CancelOp | CrashRestartOp | ReconcileOp, Field(discriminator="op")]
+
+
+class VectorRun(_M):
+    run_id: str
+    parent_run_id: str | None = None
+    session_id: str
+    scope: str
+    script: list[ModelledStep]
+
+
+class VectorCase(_M):
+    id: str = Field(description="v1- and the first 24 hex digits of the SHA-256 of the canonical "
+                                "JSON of {ttl_ms, runs, steps} as written: it changes when the "
+                                "case does")
+    description: str
+    clauses: list[str]
+    groups: list[Group]
+    runs: list[VectorRun]
+    steps: list[VectorStep]
+
+
+class Generator(_M):
+    name: str
+    version: str
+    depth: int | None = None
+    random: int | None = None
+    seed: int | None = None
+
+
+class VectorFile(_M):
+    """A file of scenario vectors."""
+
+    schema_: str = Field(alias="$schema", default=SCHEMA_ID)
+    format_version: Literal[1] = 1
+    generator: Generator
+    family: str
+    description: str
+    ttl_ms: int = Field(gt=0)
+    notes: dict[str, str] = Field(default_factory=dict)
+    cases: list[VectorCase]
+
+
+def case_id(ttl_ms: int, runs: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]]) -> str:
+    """The immutable id: ``v1-`` and the first 24 hex digits of the SHA-256 of the canonical
+    JSON of ``{"ttl_ms", "runs", "steps"}`` exactly as the file writes them (null fields
+    omitted) -- everything the case says, its expectations included."""
+    body = canonical_json({"ttl_ms": ttl_ms, "runs": list(runs), "steps": list(steps)})
+    return "v1-" + digest(body)[:24]
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+class LoadedCase:
+    """A case with the file it came from (its ttl and source)."""
+
+    def __init__(self, case: VectorCase, ttl_ms: int, source: str) -> None:
+        self.case = case
+        self.ttl_ms = ttl_ms
+        self.source = source
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+
+def load_files(paths: Iterable[Path]) -> list[LoadedCase]:
+    out: list[LoadedCase] = []
+    for p in paths:
+        vf = VectorFile.model_validate_json(p.read_text(encoding="utf-8"))
+        out.extend(LoadedCase(c, vf.ttl_ms, p.name) for c in vf.cases)
+    return out
+
+
+def vector_paths(where: Path) -> list[Path]:
+    if where.is_file():
+        return [where]
+    return sorted(p for p in where.glob("*.json") if p.is_file())
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+class _Mismatch(Exception):
+    def __init__(self, clause_id: str, expected: Any, got: Any, message: str) -> None:
+        super().__init__(message)
+        self.clause = clause_id
+        self.expected = expected
+        self.got = got
+        self.message = message
+
+
+class _Stop(Exception):
+    def __init__(self, outcome: CaseOutcome, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.message = message
+
+
+class _Replay:
+    def __init__(self, adapter: Adapter, lc: LoadedCase) -> None:
+        self.a = adapter
+        self.lc = lc
+        self.runs = {r.run_id: r for r in lc.case.runs}
+        self.pauses: dict[str, PublishedPause] = {}
+
+    def _data(self, result: Any, what: str) -> Any:
+        if isinstance(result, Ok):
+            return result.data
+        if isinstance(result, Skipped):
+            raise _Stop(CaseOutcome.SKIPPED, f"the implementation skipped {what}: {result.reason}")
+        if isinstance(result, Errored):
+            raise _Stop(CaseOutcome.ERRORED, f"{what} errored:\n{result.traceback}")
+        return None
+
+    def _compare_result(self, step: Any, result: Any, what: str) -> Any:
+        exp: Expect = step.expect
+        clause_id = step.clauses[0]
+        if isinstance(result, (Skipped, Errored)):
+            self._data(result, what)
+        if exp.result == "refused":
+            if not isinstance(result, Refused):
+                raise _Mismatch(clause_id, {"refused": exp.codes}, describe(result),
+                                f"{what} must be refused")
+            if exp.codes and result.code not in exp.codes:
+                raise _Mismatch(clause_id, {"refused": exp.codes}, describe(result),
+                                f"{what} was refused with the wrong code")
+            return None
+        if not isinstance(result, Ok):
+            raise _Mismatch(clause_id, "ok", describe(result), f"{what} must be accepted")
+        return result.data
+
+    def _assign(self, expected: list[ExpectedPause], actual: list[PublishedPause],
+                clause_id: str, what: str) -> None:
+        """Match published pauses to the expected references (known ids first, then new ones
+        in order, by name and kind)."""
+        by_id = {p.interrupt_id: ref for ref, p in self.pauses.items()}
+        want = {e.ref: e for e in expected}
+        got_refs: list[str] = []
+        fresh: list[PublishedPause] = []
+        for p in actual:
+            ref = by_id.get(p.interrupt_id)
+            if ref is None:
+                fresh.append(p)
+            else:
+                got_refs.append(ref)
+                self.pauses[ref] = p
+        new_refs = [e for e in expected if e.ref not in self.pauses]
+        for e in new_refs:
+            match = next((p for p in fresh if p.kind == e.kind
+                          and (e.name is None or p.name == e.name)), None)
+            if match is None:
+                break
+            fresh.remove(match)
+            self.pauses[e.ref] = match
+            got_refs.append(e.ref)
+        summary = sorted(got_refs) + [f"new {p.kind} {p.name}" for p in fresh]
+        if fresh or sorted(got_refs) != sorted(want):
+            raise _Mismatch(clause_id, sorted(want), summary,
+                            f"{what}: the published pauses differ from the model's")
+        for ref, e in want.items():
+            p = self.pauses[ref]
+            if p.resumable != e.resumable:
+                raise _Mismatch("turn.resumable.earned", {ref: {"resumable": e.resumable}},
+                                {ref: {"resumable": p.resumable}},
+                                f"{what}: wrong resumable flag for {ref}")
+
+    def _compare_run(self, step: Any, data: Any, what: str) -> None:
+        exp: Expect = step.expect
+        run = getattr(data, "run", data)
+        if exp.replayed is not None and getattr(data, "replayed", None) != exp.replayed:
+            raise _Mismatch("replay.same-response" if exp.replayed else
+                            "resume.consume.at-most-once", {"replayed": exp.replayed},
+                            {"replayed": getattr(data, "replayed", None)},
+                            f"{what}: wrong replayed flag")
+        if exp.status is not None and run.status.value != exp.status:
+            raise _Mismatch(step.clauses[0], {"status": exp.status},
+                            {"status": run.status.value}, f"{what}: wrong run status")
+        if exp.pauses is not None:
+            self._assign(exp.pauses, list(run.pauses), step.clauses[0], what)
+
+    def _check(self, step: Any, what: str) -> None:
+        for ref, phase in step.check.pauses.items():
+            p = self.pauses.get(ref)
+            if p is None:
+                raise _Mismatch(step.clauses[0], {ref: phase}, "never published",
+                                f"after {what}: pause {ref} was never published")
+            data = self._data(self.a.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id)),
+                              f"pause_state {ref}")
+            if data is None or data.phase != phase:
+                raise _Mismatch(step.clauses[0], {ref: phase},
+                                {ref: data.phase if data is not None else "refused"},
+                                f"after {what}: pause {ref} is in the wrong phase")
+        for key, n in step.check.effects.items():
+            run_id, _, k = key.partition("/")
+            data = self._data(self.a.effect_count(EffectCountArgs(run_id=run_id, key=k)),
+                              f"effect_count {key}")
+            got = data.count if data is not None else None
+            if got != n:
+                clause_id = ("effect.at-most-once" if got is not None and got > n
+                             else "resume.continuation.recorded-turn")
+                raise _Mismatch(clause_id, {key: n}, {key: got},
+                                f"after {what}: effect {key} ran {got} time(s)")
+
+    def step(self, i: int, step: Any) -> None:
+        what = f"step {i + 1} ({step.op})"
+        if isinstance(step, StartOp):
+            spec = self.runs[step.run]
+            res: Any = self.a.start(StartArgs(run_id=spec.run_id,
+                                              parent_run_id=spec.parent_run_id,
+                                              session_id=spec.session_id, scope=spec.scope,
+                                              script=list(spec.script)))
+            data = self._compare_result(step, res, what)
+            if data is not None:
+                self._compare_run(step, data, what)
+        elif isinstance(step, ResumeOp):
+            p = self.pauses[step.pause]
+            spec = self.runs[p.run_id] if p.run_id in self.runs else self.runs[
+                step.pause.rpartition("#")[0]]
+            token, scope, session, response = p.token, spec.scope, spec.session_id, step.response
+            if step.variant == "altered_token":
+                token = alter(token, len(token) // 2)
+            elif step.variant == "other_scope":
+                scope = scope + "-other"
+            elif step.variant == "other_session":
+                session = session + "-other"
+            elif step.variant == "invalid_response":
+                response = [1]
+            res = self.a.resume(ResumeArgs(token=token, response=response,
+                                           run_id=step.pause.rpartition("#")[0],
+                                           session_id=session, scope=scope))
+            data = self._compare_result(step, res, what)
+            if data is not None:
+                self._compare_run(step, data, what)
+        elif isinstance(step, AdvanceOp):
+            self._compare_result(step, self.a.advance_clock(AdvanceClockArgs(ms=step.ms)), what)
+        elif isinstance(step, CancelOp):
+            data = self._compare_result(step, self.a.cancel(CancelArgs(run_id=step.run)), what)
+            if data is not None:
+                self._compare_run(step, data.run, what)
+        elif isinstance(step, CrashRestartOp):
+            before = {ref: p.token for ref, p in self.pauses.items()}
+            data = self._compare_result(step, self.a.crash_restart(CrashRestartArgs()), what)
+            if data is not None and step.expect.pauses is not None:
+                self._assign(step.expect.pauses, list(data.pauses), step.clauses[0], what)
+                for ref, tok in before.items():
+                    if self.pauses[ref].token != tok:
+                        raise _Mismatch("durability.token.reissue", "the same token",
+                                        "another token",
+                                        f"{what}: pause {ref} was published again with "
+                                        "another token")
+        elif isinstance(step, ReconcileOp):
+            p = self.pauses[step.pause]
+            data = self._compare_result(step, self.a.reconcile(ReconcileArgs(
+                interrupt_id=p.interrupt_id, resolution=Resolution(step.resolution))), what)
+            if data is not None and step.expect.phase is not None and \
+                    data.phase != step.expect.phase:
+                raise _Mismatch(step.clauses[0], {"phase": step.expect.phase},
+                                {"phase": data.phase}, f"{what}: wrong phase")
+        self._check(step, what)
+
+
+def replay_case(adapter: Adapter, lc: LoadedCase, claimed: frozenset[Group]) -> CaseResult:
+    """Run one vector case on a fresh instance and compare every step with the model."""
+    case = lc.case
+    base: dict[str, Any] = dict(id=case.id, kind="vector", description=case.description,
+                                clauses=tuple(case.clauses),
+                                groups=tuple(g.value for g in case.groups), source=lc.source)
+    missing = set(case.groups) - set(claimed)
+    if missing:
+        return CaseResult(**base, outcome=CaseOutcome.NOT_CLAIMED,
+                          message="needs unclaimed group(s): "
+                                  + ", ".join(sorted(g.value for g in missing)))
+    t0 = time.perf_counter()
+    r = _Replay(adapter, lc)
+    try:
+        reset = adapter.reset(ResetArgs(ttl_ms=lc.ttl_ms))
+        if not isinstance(reset, Ok):
+            r._data(reset, "reset")
+            raise _Stop(CaseOutcome.ERRORED, f"reset was refused: {describe(reset)}")
+        for i, step in enumerate(case.steps):
+            r.step(i, step)
+    except _Mismatch as m:
+        return CaseResult(**base, outcome=CaseOutcome.FAILED, failed_clause=m.clause,
+                          expected=m.expected, got=m.got, message=m.message,
+                          duration_s=time.perf_counter() - t0)
+    except _Stop as s:
+        return CaseResult(**base, outcome=s.outcome, message=s.message,
+                          duration_s=time.perf_counter() - t0)
+    except Exception as exc:
+        import traceback
+
+        return CaseResult(**base, outcome=CaseOutcome.ERRORED,
+                          message=f"replaying raised {type(exc).__name__}: {exc}\n"
+                                  + traceback.format_exc(),
+                          duration_s=time.perf_counter() - t0)
+    return CaseResult(**base, outcome=CaseOutcome.PASSED, duration_s=time.perf_counter() - t0)
+
+
+def write_file(path: Path, vf: VectorFile) -> None:
+    data = vf.model_dump(mode="json", by_alias=True, exclude_none=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def generator_info(depth: int | None, random: int | None, seed: int | None) -> Generator:
+    return Generator(name=GENERATOR_NAME, version=suite_version, depth=depth, random=random,
+                     seed=seed)

@@ -1,0 +1,420 @@
+"""The lifecycle of one pause point, as data.
+
+Everything that affects the lifecycle lives in this module: the states, the events, the
+ordered checks each event is subject to, and the transition table.  ``step(state, event)`` is a
+pure function -- no I/O, no clock, no randomness -- returning :class:`Accepted` (the new state)
+or :class:`Refusal` (a clause id, an error code and a message; the state is unchanged).
+
+The services compute the facts an event carries (does the token verify? does the response fit
+its schema? is the responder authorised *now*?) and hand them to ``step``; the machine decides,
+in one fixed order, what those facts mean.  The same table renders the lifecycle diagram in the
+docs and the transition list in ``spec/contract.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Final
+
+import attrs
+
+from pausepoint.core.clauses import ErrorCode
+
+
+class Phase(enum.StrEnum):
+    RUNNING = "running"
+    PAUSED = "paused"
+    RESUMABLE = "resumable"
+    UNKNOWN_OUTCOME = "unknown_outcome"
+    CONSUMED = "consumed"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+TERMINAL: Final[frozenset[Phase]] = frozenset({Phase.CONSUMED, Phase.EXPIRED, Phase.CANCELLED})
+LIVE: Final[frozenset[Phase]] = frozenset({Phase.PAUSED, Phase.RESUMABLE, Phase.UNKNOWN_OUTCOME})
+OUTSTANDING: Final[frozenset[Phase]] = LIVE
+"""Phases whose ledger row counts as outstanding (its token may still be redeemed)."""
+
+
+@attrs.frozen
+class PauseState:
+    """The durable state of one pause point."""
+
+    phase: Phase = Phase.RUNNING
+    expires_at: int = 0
+    turn_recorded: bool = False
+    response_digest: str | None = None
+    consumed_at: int | None = None
+
+
+# -- events ----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Pause:
+    """Take the pause.  The facts are what the service established before minting."""
+
+    expires_at: int
+    registered: bool = True
+    payload_valid: bool = True
+    checkpoint_bound: bool = True
+    tool_call_bound: bool = True
+
+
+@attrs.frozen
+class RecordTurn:
+    """The turn-checkpoint write finished; ``written`` is what the store reported."""
+
+    written: bool
+
+
+@attrs.frozen
+class Resume:
+    """A person answered.  ``now`` is the resume server's clock reading."""
+
+    now: int
+    response_digest: str
+    authentic: bool = True
+    binding_ok: bool = True
+    scope_ok: bool = True
+    authorized: bool = True
+    response_valid: bool = True
+
+
+@attrs.frozen
+class Expire:
+    now: int
+
+
+@attrs.frozen
+class Cancel:
+    pass
+
+
+@attrs.frozen
+class MarkUnknown:
+    """The run stopped while an effect was started and not journalled finished."""
+
+
+class Resolution(enum.StrEnum):
+    APPLIED = "applied"
+    NOT_APPLIED = "not_applied"
+    COMPENSATED = "compensated"
+
+
+@attrs.frozen
+class Reconcile:
+    resolution: Resolution
+
+
+Event = Pause | RecordTurn | Resume | Expire | Cancel | MarkUnknown | Reconcile
+EVENT_TYPES: Final[tuple[type[Event], ...]] = (
+    Pause, RecordTurn, Resume, Expire, Cancel, MarkUnknown, Reconcile,
+)
+
+# -- outcomes --------------------------------------------------------------------------------
+
+
+class Action(enum.StrEnum):
+    """What an accepted event did, for the service to act on."""
+
+    PAUSED = "paused"
+    TURN_RECORDED = "turn_recorded"
+    CONSUMED = "consumed"
+    REPLAYED = "replayed"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    MARKED_UNKNOWN = "marked_unknown"
+    RECONCILED = "reconciled"
+
+
+@attrs.frozen
+class Accepted:
+    state: PauseState
+    action: Action
+    clause: str
+
+
+@attrs.frozen
+class Refusal:
+    clause: str
+    code: ErrorCode
+    message: str
+
+
+StepOutcome = Accepted | Refusal
+
+# -- the table -------------------------------------------------------------------------------
+
+Predicate = Callable[[PauseState, Event], bool]
+Update = Callable[[PauseState, Event], PauseState]
+
+
+@attrs.frozen
+class Guard:
+    """One ordered check: when ``holds`` is false the event is refused with ``code``."""
+
+    name: str
+    clause: str
+    code: ErrorCode
+    message: str
+    holds: Predicate
+
+
+@attrs.frozen
+class Row:
+    """A table row: from ``source`` on ``event``, after ``checks``, go to ``target``
+    (``update`` fills the new state's fields) -- or, with ``refuse`` set, refuse."""
+
+    event: type[Event]
+    source: Phase
+    clause: str
+    target: Phase | None = None
+    action: Action | None = None
+    checks: tuple[Guard, ...] = ()
+    refuse: ErrorCode | None = None
+    message: str = ""
+    update: Update | None = None
+
+
+
+# Checks every event of a kind passes before its row is looked up, in this order.
+
+PAUSE_CHECKS: Final[tuple[Guard, ...]] = (
+    Guard("registered", "pause.interaction.registered", ErrorCode.INTERACTION_UNREGISTERED,
+          "the pause names an interaction that is not registered",
+          lambda s, e: isinstance(e, Pause) and e.registered),
+    Guard("payload", "pause.payload.schema", ErrorCode.PAYLOAD_INVALID,
+          "the payload does not fit the interaction's payload schema",
+          lambda s, e: isinstance(e, Pause) and e.payload_valid),
+    Guard("checkpoint", "pause.checkpoint.bound", ErrorCode.CHECKPOINT_MISSING,
+          "the pause is bound to no checkpoint, so it could never recover its request",
+          lambda s, e: isinstance(e, Pause) and e.checkpoint_bound),
+    Guard("tool_call", "pause.tool-call.bound", ErrorCode.TOOL_CALL_ID_MISSING,
+          "a tool pause must be bound to its tool call id",
+          lambda s, e: isinstance(e, Pause) and e.tool_call_bound),
+)
+
+
+def _not_expired(s: PauseState, e: Event) -> bool:
+    assert isinstance(e, Resume)
+    if s.phase == Phase.EXPIRED:
+        return False
+    if s.phase in LIVE:
+        return e.now < s.expires_at
+    return True  # consumed and cancelled were decided before expiry could win
+
+
+RESUME_CHECKS: Final[tuple[Guard, ...]] = (
+    Guard("authentic", "resume.token.authentic", ErrorCode.TOKEN_INVALID,
+          "the token does not verify under the key ring",
+          lambda s, e: isinstance(e, Resume) and e.authentic),
+    Guard("expiry", "resume.expiry", ErrorCode.PAUSE_EXPIRED,
+          "the pause expired before this answer arrived", _not_expired),
+    Guard("binding", "resume.binding.run", ErrorCode.BINDING_MISMATCH,
+          "the token is bound to another run, root run or session",
+          lambda s, e: isinstance(e, Resume) and e.binding_ok),
+    Guard("scope", "resume.binding.scope", ErrorCode.SCOPE_MISMATCH,
+          "the token was minted for another scope",
+          lambda s, e: isinstance(e, Resume) and e.scope_ok),
+    Guard("authority", "resume.authority", ErrorCode.RESPONDER_UNAUTHORIZED,
+          "the responder has no authority for this decision at resume time",
+          lambda s, e: isinstance(e, Resume) and e.authorized),
+)
+
+_RESPONSE_CHECK: Final[Guard] = Guard(
+    "response", "resume.response.schema", ErrorCode.RESPONSE_INVALID,
+    "the response does not fit the interaction's response schema",
+    lambda s, e: isinstance(e, Resume) and e.response_valid)
+
+_SAME_RESPONSE: Final[Guard] = Guard(
+    "same_response", "replay.different-response.conflict", ErrorCode.RESPONSE_CONFLICT,
+    "the pause was already answered with a different response",
+    lambda s, e: isinstance(e, Resume) and e.response_digest == s.response_digest)
+
+_DUE: Final[Guard] = Guard(
+    "due", "expiry.transition", ErrorCode.NOT_DUE,
+    "the pause's expiry time has not been reached",
+    lambda s, e: isinstance(e, Expire) and e.now >= s.expires_at)
+
+_WRITTEN: Final[Guard] = Guard(
+    "written", "turn.write-failed.stays-paused", ErrorCode.CHECKPOINT_WRITE_FAILED,
+    "the turn-checkpoint write did not report success, so the pause stays paused",
+    lambda s, e: isinstance(e, RecordTurn) and e.written)
+
+COMMON_CHECKS: Final[dict[type[Event], tuple[Guard, ...]]] = {
+    Pause: PAUSE_CHECKS,
+    Resume: RESUME_CHECKS,
+}
+
+
+def _paused(s: PauseState, e: Event) -> PauseState:
+    assert isinstance(e, Pause)
+    return PauseState(phase=Phase.PAUSED, expires_at=e.expires_at)
+
+
+def _consume(s: PauseState, e: Event) -> PauseState:
+    assert isinstance(e, Resume)
+    return attrs.evolve(s, phase=Phase.CONSUMED, response_digest=e.response_digest,
+                        consumed_at=e.now)
+
+
+def _turn(s: PauseState, e: Event) -> PauseState:
+    return attrs.evolve(s, phase=Phase.RESUMABLE if s.phase == Phase.PAUSED else s.phase,
+                        turn_recorded=True)
+
+
+def _reconciled(s: PauseState, e: Event) -> PauseState:
+    return attrs.evolve(s, phase=Phase.RESUMABLE if s.turn_recorded else Phase.PAUSED)
+
+
+_DECIDED: Final[dict[Phase, tuple[ErrorCode, str]]] = {
+    Phase.CONSUMED: (ErrorCode.PAUSE_CONSUMED, "the pause was already answered"),
+    Phase.EXPIRED: (ErrorCode.PAUSE_EXPIRED, "the pause already expired"),
+    Phase.CANCELLED: (ErrorCode.PAUSE_CANCELLED, "the pause was cancelled"),
+}
+
+
+def _decided_rows(event: type[Event], skip: frozenset[Phase] = frozenset()) -> tuple[Row, ...]:
+    """Terminal phases are absorbing: every event on them is refused, naming what won."""
+    return tuple(
+        Row(event, phase, "lifecycle.terminal.absorbing" if event is not Resume
+            else ("cancel.distinct" if phase == Phase.CANCELLED else "race.decided-once"),
+            refuse=code, message=msg)
+        for phase, (code, msg) in _DECIDED.items() if phase not in skip)
+
+
+def _invalid(event: type[Event], *phases: Phase) -> tuple[Row, ...]:
+    return tuple(
+        Row(event, p, "lifecycle.transition.table", refuse=ErrorCode.INVALID_TRANSITION,
+            message=f"{event.__name__} is not a transition from {p.value}")
+        for p in phases)
+
+
+P = Phase
+A = Action
+
+TABLE: Final[tuple[Row, ...]] = (
+    # pause: running -> paused, every refusal before the mint
+    Row(Pause, P.RUNNING, "pause.refusal.before-mint", P.PAUSED, A.PAUSED, update=_paused),
+    *_invalid(Pause, P.PAUSED, P.RESUMABLE, P.UNKNOWN_OUTCOME),
+    *_decided_rows(Pause),
+    # record turn: resumable is earned by a successful write, never assumed
+    Row(RecordTurn, P.PAUSED, "turn.resumable.earned", P.RESUMABLE, A.TURN_RECORDED,
+        checks=(_WRITTEN,), update=_turn),
+    Row(RecordTurn, P.UNKNOWN_OUTCOME, "turn.resumable.earned", P.UNKNOWN_OUTCOME,
+        A.TURN_RECORDED, checks=(_WRITTEN,), update=_turn),
+    *_invalid(RecordTurn, P.RUNNING, P.RESUMABLE),
+    *_decided_rows(RecordTurn),
+    # resume: the common checks, then by phase
+    Row(Resume, P.RESUMABLE, "resume.consume.single-winner", P.CONSUMED, A.CONSUMED,
+        checks=(_RESPONSE_CHECK,), update=_consume),
+    Row(Resume, P.UNKNOWN_OUTCOME, "resume.unknown-outcome.blocks", checks=(_RESPONSE_CHECK,),
+        refuse=ErrorCode.OUTCOME_UNKNOWN,
+        message="an effect's outcome is unknown; reconcile it before resuming"),
+    Row(Resume, P.PAUSED, "turn.write-failed.stays-paused", checks=(_RESPONSE_CHECK,),
+        refuse=ErrorCode.NOT_RESUMABLE,
+        message="the turn checkpoint was never recorded, so there is nothing to continue"),
+    Row(Resume, P.CONSUMED, "replay.same-response", P.CONSUMED, A.REPLAYED,
+        checks=(_SAME_RESPONSE,)),
+    *_decided_rows(Resume, skip=frozenset({P.CONSUMED})),
+    *_invalid(Resume, P.RUNNING),
+    # expire: only once the clock has reached expires_at
+    *(Row(Expire, p, "expiry.transition", P.EXPIRED, A.EXPIRED, checks=(_DUE,))
+      for p in (P.PAUSED, P.RESUMABLE, P.UNKNOWN_OUTCOME)),
+    *_invalid(Expire, P.RUNNING),
+    *_decided_rows(Expire),
+    # cancel: any non-terminal phase
+    *(Row(Cancel, p, "cancel.distinct", P.CANCELLED, A.CANCELLED)
+      for p in (P.RUNNING, P.PAUSED, P.RESUMABLE, P.UNKNOWN_OUTCOME)),
+    *_decided_rows(Cancel),
+    # an effect in doubt when the run stopped
+    *(Row(MarkUnknown, p, "effect.unknown-outcome", P.UNKNOWN_OUTCOME, A.MARKED_UNKNOWN)
+      for p in (P.PAUSED, P.RESUMABLE)),
+    Row(MarkUnknown, P.UNKNOWN_OUTCOME, "effect.unknown-outcome", P.UNKNOWN_OUTCOME,
+        A.MARKED_UNKNOWN),
+    *_invalid(MarkUnknown, P.RUNNING),
+    *_decided_rows(MarkUnknown),
+    # reconcile: applied / not_applied / compensated, back to where the turn allows
+    Row(Reconcile, P.UNKNOWN_OUTCOME, "effect.reconcile", None, A.RECONCILED,
+        update=_reconciled),
+    *_invalid(Reconcile, P.RUNNING, P.PAUSED, P.RESUMABLE),
+    *_decided_rows(Reconcile),
+)
+
+_INDEX: Final[dict[tuple[type[Event], Phase], Row]] = {}
+for _row in TABLE:
+    _key = (_row.event, _row.source)
+    assert _key not in _INDEX, f"two rows for {_key}"
+    _INDEX[_key] = _row
+assert len(_INDEX) == len(EVENT_TYPES) * len(Phase), "the table must be total"
+
+
+def row_for(state: PauseState, event: Event) -> Row:
+    return _INDEX[(type(event), state.phase)]
+
+
+def _refuse(check: Guard) -> Refusal:
+    return Refusal(check.clause, check.code, check.message)
+
+
+def step(state: PauseState, event: Event) -> StepOutcome:
+    """Apply ``event`` to ``state``: the new state, or a refusal that changes nothing."""
+    for check in COMMON_CHECKS.get(type(event), ()):
+        if not check.holds(state, event):
+            return _refuse(check)
+    row = _INDEX[(type(event), state.phase)]
+    for check in row.checks:
+        if not check.holds(state, event):
+            return _refuse(check)
+    if row.refuse is not None:
+        return Refusal(row.clause, row.refuse, row.message)
+    assert row.action is not None
+    if row.update is not None:
+        new = row.update(state, event)
+    else:
+        assert row.target is not None
+        new = attrs.evolve(state, phase=row.target)
+    return Accepted(new, row.action, row.clause)
+
+
+# -- invariants of one pause point (checked by CrossHair, Hypothesis and the model) ------------
+
+
+def inv_resumable_has_turn(s: PauseState) -> bool:
+    """resumable => the turn checkpoint was durably recorded."""
+    return s.phase != Phase.RESUMABLE or s.turn_recorded
+
+
+def inv_consumed_before_expiry(s: PauseState) -> bool:
+    """consumed => consumed_at < expires_at and a response digest is recorded."""
+    if s.phase != Phase.CONSUMED:
+        return s.consumed_at is None and s.response_digest is None
+    return s.consumed_at is not None and s.consumed_at < s.expires_at and (
+        s.response_digest is not None)
+
+
+PAUSE_INVARIANTS: Final[tuple[Callable[[PauseState], bool], ...]] = (
+    inv_resumable_has_turn,
+    inv_consumed_before_expiry,
+)
+
+
+def invariants_hold(s: PauseState) -> bool:
+    return all(inv(s) for inv in PAUSE_INVARIANTS)
+
+
+def transitions() -> tuple[tuple[Phase, str, Phase], ...]:
+    """(source, event name, target) for every accepting row: the lifecycle diagram's edges."""
+    edges: list[tuple[Phase, str, Phase]] = []
+    for row in TABLE:
+        if row.refuse is not None:
+            continue
+        if row.target is not None:
+            edges.append((row.source, row.event.__name__, row.target))
+        else:  # reconcile: to resumable or paused depending on the recorded turn
+            edges.append((row.source, row.event.__name__, Phase.RESUMABLE))
+            edges.append((row.source, row.event.__name__, Phase.PAUSED))
+    return tuple(edges)

@@ -1,0 +1,224 @@
+"""Ports: what the services need from the world, named as protocols.
+
+The core names these; stores, clocks, signers and sinks implement them; one composition function
+(:func:`pausepoint.engine.compose.compose`) wires a deployment.  Nothing reaches around it.
+
+Times are integer milliseconds since the epoch (or since any origin a test clock chooses).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from pausepoint.core.lifecycle import PauseState
+
+
+@attrs.frozen
+class Claims:
+    """What a pause token asserts (clause ``token.claims``)."""
+
+    interrupt_id: str
+    run_id: str
+    root_run_id: str
+    session_id: str
+    thread_id: str
+    checkpoint_id: str
+    scope: str
+    name: str
+    tool_call_id: str
+    payload_digest: str
+    issued_at: int
+    expires_at: int
+    v: int = 1
+
+
+@attrs.frozen
+class PauseRecord:
+    """One ledger row: the pause, its binding, its token and its lifecycle state.
+
+    ``payload`` and ``result`` are canonical JSON text.  ``result`` is the first resume's result,
+    returned again to a replay of the same response.  ``version`` increases by one on every
+    state change; the ledger's conditional update compares it (single winner)."""
+
+    claims: Claims
+    kid: str
+    token: str
+    payload: str
+    state: PauseState
+    parent_run_id: str = ""
+    result: str | None = None
+    version: int = 0
+
+    @property
+    def interrupt_id(self) -> str:
+        return self.claims.interrupt_id
+
+    @property
+    def run_id(self) -> str:
+        return self.claims.run_id
+
+
+@runtime_checkable
+class Ledger(Protocol):
+    """Issued pauses and their states.  ``transition`` is the single-winner conditional update:
+    it writes ``new`` only if the stored row still has ``expected_version`` and returns whether
+    it did.  Every method commits durably before it returns (``durable`` stores)."""
+
+    durable: bool
+
+    def issue(self, record: PauseRecord) -> bool:
+        """Insert the row; False (and no change) if this interrupt id is already issued."""
+        ...
+
+    def get(self, interrupt_id: str) -> PauseRecord | None: ...
+
+    def transition(self, interrupt_id: str, expected_version: int, new: PauseState,
+                   result: str | None = None) -> bool: ...
+
+    def set_result(self, interrupt_id: str, result: str) -> None:
+        """Record the first resume's result, once (a second call changes nothing)."""
+        ...
+
+    def by_run(self, run_id: str) -> Sequence[PauseRecord]: ...
+
+    def outstanding(self) -> Sequence[PauseRecord]:
+        """Rows whose phase is paused, resumable or unknown_outcome."""
+        ...
+
+    def outstanding_for_key(self, kid: str) -> int:
+        """How many outstanding rows carry a token signed by ``kid`` (the drain proof)."""
+        ...
+
+
+@runtime_checkable
+class CheckpointStore(Protocol):
+    """Turn checkpoints: what a run needs to continue.  ``write`` returns whether the write was
+    durably committed -- the only thing that may make a pause resumable."""
+
+    durable: bool
+
+    def write(self, checkpoint_id: str, thread_id: str, turn: str) -> bool: ...
+
+    def read(self, checkpoint_id: str) -> str | None: ...
+
+    def latest(self, thread_id: str) -> str | None:
+        """The id of the thread's newest checkpoint, if any."""
+        ...
+
+
+@runtime_checkable
+class PayloadStore(Protocol):
+    durable: bool
+
+    def record(self, interrupt_id: str, payload: str) -> None: ...
+
+    def get(self, interrupt_id: str) -> str | None: ...
+
+
+class EffectStatus(enum.StrEnum):
+    STARTED = "started"
+    FINISHED = "finished"
+    NOT_APPLIED = "not_applied"
+    COMPENSATED = "compensated"
+
+
+@runtime_checkable
+class EffectJournal(Protocol):
+    """Brackets every side effect: ``start`` before it runs, ``finish`` after it returns.
+    A ``started`` entry found after a stop is an unknown outcome."""
+
+    durable: bool
+
+    def start(self, run_id: str, key: str) -> None: ...
+
+    def finish(self, run_id: str, key: str) -> None: ...
+
+    def settle(self, run_id: str, key: str, status: EffectStatus) -> None:
+        """Record a reconciliation of an unknown outcome."""
+        ...
+
+    def status(self, run_id: str, key: str) -> EffectStatus | None: ...
+
+    def open_entries(self, run_id: str) -> Sequence[str]:
+        """Keys started and not finished (nor settled) for this run."""
+        ...
+
+
+@runtime_checkable
+class Clock(Protocol):
+    def now(self) -> int:
+        """Milliseconds."""
+        ...
+
+
+@attrs.frozen
+class AuditEvent:
+    kind: str
+    interrupt_id: str
+    detail: str
+
+
+@runtime_checkable
+class AuditSink(Protocol):
+    def record(self, event: AuditEvent) -> None: ...
+
+
+@runtime_checkable
+class Signer(Protocol):
+    """Mints and verifies tokens.  ``verify`` raises :class:`pausepoint.PausepointError` with
+    ``token_malformed`` or ``token_invalid``; it never trusts the token for its algorithm."""
+
+    def mint(self, claims: Claims) -> tuple[str, str]:
+        """Return (token, key id)."""
+        ...
+
+    def verify(self, token: str) -> Claims: ...
+
+
+class RunStatus(enum.StrEnum):
+    RUNNING = "running"
+    PAUSED = "paused"
+    DONE = "done"
+    ERROR = "error"
+    CANCELLING = "cancelling"
+    CANCELLED = "cancelled"
+
+
+@attrs.frozen
+class RunRecord:
+    """A run and its lineage.  ``state`` is the harness's own continuation data (JSON text)."""
+
+    run_id: str
+    root_run_id: str
+    parent_run_id: str
+    session_id: str
+    thread_id: str
+    scope: str
+    status: RunStatus
+    state: str = "{}"
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    durable: bool
+
+    def put(self, run: RunRecord) -> None:
+        """Insert or replace the run's row (committed before it returns)."""
+        ...
+
+    def get(self, run_id: str) -> RunRecord | None: ...
+
+    def children(self, run_id: str) -> Sequence[RunRecord]: ...
+
+    def replace(self, expected: RunRecord, new: RunRecord) -> bool:
+        """Write ``new`` only if the stored run still has ``expected``'s status and state;
+        return whether it did (the single winner that continues a run)."""
+        ...
+
+    def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
+        """Every run in this status, oldest first (restart finds the executing runs)."""
+        ...

@@ -1,0 +1,98 @@
+"""Registered interactions: what a run may stop to ask, and what an answer must look like."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import attrs
+import pydantic
+
+from pausepoint.core.canonical import check_bounds
+from pausepoint.core.ports import Claims
+
+Authority = Callable[[str, Claims, int], bool]
+"""(responder, claims, now_ms) -> may this responder answer this pause *now*?"""
+
+
+def anyone(responder: str, claims: Claims, now: int) -> bool:
+    """The default authority: any responder may answer."""
+    return True
+
+
+_ADAPTERS: dict[object, pydantic.TypeAdapter[object]] = {}
+
+
+def _adapter(model: type[object]) -> pydantic.TypeAdapter[object]:
+    """The validator of ``model``, built once per model type (building one costs more than the
+    Ed25519 check of a resume)."""
+    try:
+        found = _ADAPTERS.get(model)
+    except TypeError:  # an unhashable type: build it each time
+        return pydantic.TypeAdapter(model)
+    if found is None:
+        found = _ADAPTERS[model] = pydantic.TypeAdapter(model)
+    return found
+
+
+@attrs.frozen
+class Interaction:
+    """One registered interaction.  ``payload`` and ``response`` are pydantic models (or any
+    type pydantic can validate); ``tool`` marks a tool pause, which must carry its tool call
+    id; ``authority`` is evaluated at resume time (clause ``resume.authority``)."""
+
+    name: str
+    payload: type[object] = dict
+    response: type[object] = dict
+    tool: bool = False
+    authority: Authority = anyone
+    description: str = ""
+
+    def _fits(self, model: type[object], value: object) -> bool:
+        if check_bounds(value) is not None:
+            return False
+        try:
+            _adapter(model).validate_python(value, strict=False)
+        except pydantic.ValidationError:
+            return False
+        except (TypeError, ValueError, RecursionError):
+            return False
+        return True
+
+    def payload_fits(self, value: object) -> bool:
+        return self._fits(self.payload, value)
+
+    def response_fits(self, value: object) -> bool:
+        return self._fits(self.response, value)
+
+
+class Registry:
+    def __init__(self, interactions: Iterable[Interaction] = ()) -> None:
+        self._by_name: dict[str, Interaction] = {}
+        for i in interactions:
+            self.register(i)
+
+    def register(self, interaction: Interaction) -> None:
+        if interaction.name in self._by_name:
+            raise ValueError(f"interaction {interaction.name!r} is registered twice")
+        self._by_name[interaction.name] = interaction
+
+    def get(self, name: str) -> Interaction | None:
+        return self._by_name.get(name) if isinstance(name, str) else None
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._by_name)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+
+class ReconcileRequest(pydantic.BaseModel):
+    """The payload of a recovery pause: which effect's outcome is in doubt."""
+
+    run_id: str
+    effect: str
+
+
+RECONCILE = Interaction(
+    name="pausepoint.reconcile", payload=ReconcileRequest, response=dict,
+    description="an effect's outcome is unknown: reconcile it, then resume the run")

@@ -1,0 +1,515 @@
+"""Pause tokens: signed, strictly parsed, with a rotating key ring (clauses ``token.*``).
+
+Token format, version 1
+=======================
+
+A token is ASCII text of four parts joined by ``.``::
+
+    pp1.<header>.<claims>.<signature>
+
+* ``pp1`` -- the literal format prefix (pausepoint token, format 1).
+* ``<header>`` -- base64url (RFC 4648 section 5 alphabet ``A-Z a-z 0-9 - _``, **no** ``=``
+  padding) of the canonical JSON text ``{"kid":<key id>,"typ":"pausepoint","v":1}``.  The
+  header names the signing key and nothing else: there is **no algorithm field**, and a header
+  with any other key (``alg`` included) is malformed.  The algorithm is the one bound to the key
+  id inside the verifier's key ring (clause ``token.parse.strict``).
+* ``<claims>`` -- base64url (no padding) of the canonical JSON object of every
+  :class:`pausepoint.core.ports.Claims` field (clause ``token.claims``): ``checkpoint_id``,
+  ``expires_at``, ``interrupt_id``, ``issued_at``, ``name``, ``payload_digest``,
+  ``root_run_id``, ``run_id``, ``scope``, ``session_id``, ``thread_id``, ``tool_call_id``
+  (strings), ``issued_at``/``expires_at`` (integers, milliseconds) and ``v`` (integer, must be
+  ``1``).
+* ``<signature>`` -- base64url (no padding) of the signature over the ASCII bytes of
+  ``pp1.<header>.<claims>`` (the token up to, excluding, its last dot).
+
+Canonical JSON is :func:`pausepoint.core.canonical.canonical_json`: keys sorted, separators ``,``
+and ``:`` with no whitespace, ``ensure_ascii`` (non-ASCII escaped as lowercase ``\\uXXXX``).
+
+Algorithms (one per key, fixed by the key's type, never read from the token):
+
+* ``EdDSA`` -- Ed25519 (RFC 8032), 64-byte signatures; the default.  Verification needs only
+  the public key, so a verifier may hold :class:`Ed25519VerifyKey` entries only.
+* ``HS256`` -- HMAC-SHA256, 32-byte tags, secret of at least 32 bytes; only on explicit choice
+  (:class:`HmacKey`).
+
+Verification (:meth:`KeyRing.verify`), in this order; the first failure decides:
+
+1. the input is a ``str`` of at most :data:`MAX_TOKEN_LENGTH` (4096) characters, all ASCII;
+2. it splits on ``.`` into exactly four parts and the first is ``pp1``;
+3. each of the other parts is non-empty, uses only the base64url alphabet, and is the
+   *canonical* encoding of the bytes it decodes to (re-encoding gives the identical text -- so
+   the unused trailing bits of the last character must be zero, and no padding is allowed);
+4. the header is UTF-8 JSON that is exactly the canonical serialisation of an object with
+   exactly the keys ``kid`` (str), ``typ`` (``"pausepoint"``), ``v`` (int ``1``, not a bool);
+5. the key id names a key in the ring, else ``token_invalid`` (clause ``token.key-id``);
+6. the signature verifies under that key with that key's algorithm, else ``token_invalid``
+   (clause ``token.integrity``);
+7. the claims are UTF-8 JSON that is exactly the canonical serialisation of an object with
+   exactly the :class:`~pausepoint.core.ports.Claims` fields, strings as ``str``, integers as
+   ``int`` (never ``bool``), and ``v == 1``.
+
+Failures of steps 1-4 and 7 are ``token_malformed`` (clause ``token.parse.strict``).  Every
+failure is a :class:`pausepoint.PausepointError`; ``verify`` raises nothing else for any input.
+Because every part must be canonical and the signature covers header and claims byte for byte,
+changing, adding or removing any character of a valid token makes it refused (clause
+``token.integrity``).
+
+Key rotation (clause ``token.rotation.drain``): :meth:`KeyRing.rotate` adds a key and makes it
+the active (signing) key; older keys keep verifying.  :meth:`KeyRing.retire` removes a key only
+when the caller's drain proof -- the ledger's ``outstanding_for_key(kid)`` -- is exactly ``0``.
+The key ring imports no store; the count is passed in.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import secrets
+import threading
+import typing
+from collections.abc import Iterable
+from typing import ClassVar, Final, Literal
+
+import attrs
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, hmac
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from pausepoint.core.canonical import canonical_json
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import Claims
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_TOKEN_LENGTH",
+    "PREFIX",
+    "TOKEN_TYPE",
+    "Ed25519Key",
+    "Ed25519VerifyKey",
+    "HmacKey",
+    "KeyEntry",
+    "KeyRing",
+    "SigningKey",
+    "b64url_decode",
+    "b64url_encode",
+    "claims_json",
+    "header_json",
+]
+
+MAX_TOKEN_LENGTH: Final[int] = 4096
+"""Longest accepted token, in characters (tokens are ASCII, so also bytes)."""
+
+PREFIX: Final[str] = "pp1"
+TOKEN_TYPE: Final[str] = "pausepoint"
+FORMAT_VERSION: Final[int] = 1
+
+HMAC_MIN_SECRET: Final[int] = 32
+"""Shortest HMAC secret accepted, in bytes (the SHA-256 output size)."""
+
+_KID_RE: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_B64_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+_PARSE: Final[str] = "token.parse.strict"
+_KEY_ID: Final[str] = "token.key-id"
+_INTEGRITY: Final[str] = "token.integrity"
+_DRAIN: Final[str] = "token.rotation.drain"
+
+_CLAIM_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in attrs.fields(Claims))
+_CLAIM_TYPES: Final[dict[str, type]] = {
+    name: typ for name, typ in typing.get_type_hints(Claims).items() if name in _CLAIM_FIELDS
+}
+if any(t not in (str, int) for t in _CLAIM_TYPES.values()):  # pragma: no cover - guards ports.py
+    raise TypeError("tokens.py serialises only str and int claims; Claims changed shape")
+
+
+def _check_kid(_inst: object, _attr: object, kid: str) -> None:
+    if not isinstance(kid, str) or _KID_RE.fullmatch(kid) is None:
+        raise ValueError(f"key id must be 1-64 characters of [A-Za-z0-9._:-], got {kid!r}")
+
+
+def _check_private(_inst: object, _attr: object, key: Ed25519PrivateKey) -> None:
+    if not isinstance(key, Ed25519PrivateKey):
+        raise TypeError("private_key must be a cryptography Ed25519PrivateKey")
+
+
+def _check_public(_inst: object, _attr: object, key: Ed25519PublicKey) -> None:
+    if not isinstance(key, Ed25519PublicKey):
+        raise TypeError("public_key must be a cryptography Ed25519PublicKey")
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class Ed25519Key:
+    """An Ed25519 signing key (algorithm ``EdDSA``), the default.  Verifies with its public
+    half only."""
+
+    algorithm: ClassVar[Literal["EdDSA"]] = "EdDSA"
+
+    kid: str = attrs.field(validator=_check_kid)
+    private_key: Ed25519PrivateKey = attrs.field(repr=False, validator=_check_private)
+    _public: Ed25519PublicKey = attrs.field(init=False, repr=False)
+
+    @_public.default
+    def _derive_public(self) -> Ed25519PublicKey:
+        return self.private_key.public_key()
+
+    @classmethod
+    def generate(cls, kid: str) -> Ed25519Key:
+        return cls(kid, Ed25519PrivateKey.generate())
+
+    @classmethod
+    def from_private_bytes(cls, kid: str, raw: bytes) -> Ed25519Key:
+        """Load from the 32-byte raw private key (RFC 8032 seed)."""
+        return cls(kid, Ed25519PrivateKey.from_private_bytes(raw))
+
+    def verify_key(self) -> Ed25519VerifyKey:
+        """The public, verify-only entry for this key (same key id)."""
+        return Ed25519VerifyKey(self.kid, self._public)
+
+    def sign(self, data: bytes) -> bytes:
+        return self.private_key.sign(data)
+
+    def verify_signature(self, data: bytes, signature: bytes) -> bool:
+        try:
+            self._public.verify(signature, data)
+        except InvalidSignature:
+            return False
+        return True
+
+
+@attrs.frozen(eq=False)
+class Ed25519VerifyKey:
+    """The public half of an Ed25519 key: verifies ``EdDSA`` tokens, cannot sign."""
+
+    algorithm: ClassVar[Literal["EdDSA"]] = "EdDSA"
+
+    kid: str = attrs.field(validator=_check_kid)
+    public_key: Ed25519PublicKey = attrs.field(repr=False, validator=_check_public)
+
+    @classmethod
+    def from_public_bytes(cls, kid: str, raw: bytes) -> Ed25519VerifyKey:
+        """Load from the 32-byte raw public key."""
+        return cls(kid, Ed25519PublicKey.from_public_bytes(raw))
+
+    def public_bytes(self) -> bytes:
+        return self.public_key.public_bytes_raw()
+
+    def verify_signature(self, data: bytes, signature: bytes) -> bool:
+        try:
+            self.public_key.verify(signature, data)
+        except InvalidSignature:
+            return False
+        return True
+
+
+def _check_secret(_inst: object, _attr: object, secret: bytes) -> None:
+    if not isinstance(secret, bytes) or len(secret) < HMAC_MIN_SECRET:
+        raise ValueError(f"HMAC secret must be bytes of at least {HMAC_MIN_SECRET} bytes")
+
+
+@attrs.frozen(eq=False)
+class HmacKey:
+    """An HMAC-SHA256 key (algorithm ``HS256``) -- only on explicit choice: whoever can verify
+    can also sign."""
+
+    algorithm: ClassVar[Literal["HS256"]] = "HS256"
+
+    kid: str = attrs.field(validator=_check_kid)
+    secret: bytes = attrs.field(repr=False, validator=_check_secret)
+
+    @classmethod
+    def generate(cls, kid: str) -> HmacKey:
+        return cls(kid, secrets.token_bytes(HMAC_MIN_SECRET))
+
+    def sign(self, data: bytes) -> bytes:
+        mac = hmac.HMAC(self.secret, hashes.SHA256())
+        mac.update(data)
+        return mac.finalize()
+
+    def verify_signature(self, data: bytes, signature: bytes) -> bool:
+        mac = hmac.HMAC(self.secret, hashes.SHA256())
+        mac.update(data)
+        try:
+            mac.verify(signature)  # constant-time comparison
+        except InvalidSignature:
+            return False
+        return True
+
+
+SigningKey = Ed25519Key | HmacKey
+"""A key that can sign (and verify)."""
+
+KeyEntry = Ed25519Key | HmacKey | Ed25519VerifyKey
+"""Anything a key ring holds.  The set is closed: no other algorithm (and no ``none``) exists."""
+
+_SIGNING_TYPES: Final = (Ed25519Key, HmacKey)
+_ENTRY_TYPES: Final = (Ed25519Key, HmacKey, Ed25519VerifyKey)
+
+
+# -- encoding --------------------------------------------------------------------------------
+
+
+def b64url_encode(raw: bytes) -> str:
+    """base64url without padding."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str) -> bytes:
+    """Strict inverse of :func:`b64url_encode`: raises ValueError unless ``text`` is the
+    canonical unpadded base64url encoding of the bytes returned."""
+    if _B64_RE.fullmatch(text) is None:
+        raise ValueError("not base64url text")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError("not base64url text") from exc
+    if b64url_encode(raw) != text:
+        raise ValueError("not the canonical base64url encoding")
+    return raw
+
+
+def header_json(kid: str) -> str:
+    """The canonical header text for ``kid``."""
+    return canonical_json({"kid": kid, "typ": TOKEN_TYPE, "v": FORMAT_VERSION})
+
+
+def _check_claims(claims: Claims) -> dict[str, str | int]:
+    if not isinstance(claims, Claims):
+        raise TypeError("claims must be a pausepoint.core.ports.Claims")
+    out: dict[str, str | int] = {}
+    for name in _CLAIM_FIELDS:
+        value: object = getattr(claims, name)
+        want = _CLAIM_TYPES[name]
+        if type(value) is not want or not isinstance(value, (str, int)):
+            raise TypeError(f"claim {name} must be exactly {want.__name__}, "
+                            f"got {type(value).__name__}")
+        out[name] = value
+    if claims.v != FORMAT_VERSION:
+        raise ValueError(f"claims format version must be {FORMAT_VERSION}")
+    return out
+
+
+def claims_json(claims: Claims) -> str:
+    """The canonical claims text of ``claims`` (every field; str and int values exactly)."""
+    return canonical_json(_check_claims(claims))
+
+
+def _malformed(why: str) -> PausepointError:
+    return PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE, f"token malformed: {why}")
+
+
+def _strict_object(raw: bytes, what: str) -> dict[str, object]:
+    """Decode ``raw`` as the canonical JSON text of an object, or raise TOKEN_MALFORMED."""
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise _malformed(f"{what} is not ASCII JSON") from None
+
+    def _no_constants(name: str) -> object:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        value = json.loads(text, parse_constant=_no_constants)
+    except (ValueError, RecursionError):
+        raise _malformed(f"{what} is not JSON") from None
+    if type(value) is not dict:
+        raise _malformed(f"{what} is not a JSON object")
+    try:
+        again = canonical_json(value)
+    except ValueError:
+        raise _malformed(f"{what} is not canonical JSON") from None
+    if again != text:
+        raise _malformed(f"{what} is not canonical JSON")
+    return value
+
+
+def _parse_claims(raw: bytes) -> Claims:
+    obj = _strict_object(raw, "claims")
+    if set(obj) != set(_CLAIM_FIELDS):
+        raise _malformed("claims do not have exactly the expected keys")
+    kwargs: dict[str, str | int] = {}
+    for name in _CLAIM_FIELDS:
+        value = obj[name]
+        want = _CLAIM_TYPES[name]
+        if type(value) is not want or not isinstance(value, (str, int)):
+            raise _malformed(f"claim {name} is not {want.__name__}")
+        kwargs[name] = value
+    if kwargs["v"] != FORMAT_VERSION:
+        raise _malformed(f"claims format version is not {FORMAT_VERSION}")
+    return Claims(**kwargs)  # type: ignore[arg-type]
+
+
+# -- key ring --------------------------------------------------------------------------------
+
+
+class KeyRing:
+    """Keys by key id, one of them active.  Implements the :class:`pausepoint.core.ports.Signer`
+    port: :meth:`mint` signs with the active key, :meth:`verify` accepts any key in the ring.
+
+    Thread-safe: mutations and the key lookups of ``mint``/``verify`` take one lock.
+    """
+
+    def __init__(self, active: SigningKey, others: Iterable[KeyEntry] = ()) -> None:
+        if not isinstance(active, _SIGNING_TYPES):
+            raise TypeError("the active key must be able to sign")
+        self._lock = threading.Lock()
+        self._keys: dict[str, KeyEntry] = {}
+        self._add(active)
+        for key in others:
+            self._add(key)
+        self._active = active.kid
+
+    @classmethod
+    def generate(cls, kid: str = "k1") -> KeyRing:
+        """A ring with one fresh Ed25519 key."""
+        return cls(Ed25519Key.generate(kid))
+
+    def _add(self, key: KeyEntry) -> None:
+        if not isinstance(key, _ENTRY_TYPES):
+            raise TypeError(f"not a key ring entry: {type(key).__name__}")
+        if key.kid in self._keys:
+            raise PausepointError(
+                ErrorCode.WIRING_INVALID, _KEY_ID,
+                f"key id {key.kid!r} is already in the ring; a key id names exactly one key")
+        self._keys[key.kid] = key
+
+    # -- administration ---------------------------------------------------------------------
+
+    @property
+    def active_kid(self) -> str:
+        return self._active
+
+    def kids(self) -> tuple[str, ...]:
+        """Key ids in the ring, in the order they were added."""
+        with self._lock:
+            return tuple(self._keys)
+
+    def __contains__(self, kid: object) -> bool:
+        with self._lock:
+            return kid in self._keys
+
+    def algorithm(self, kid: str) -> str:
+        """The algorithm bound to ``kid`` (``EdDSA`` or ``HS256``)."""
+        with self._lock:
+            key = self._keys.get(kid)
+        if key is None:
+            raise PausepointError(ErrorCode.KEY_UNKNOWN, _KEY_ID, f"no key {kid!r} in the ring")
+        return key.algorithm
+
+    def add(self, key: KeyEntry) -> None:
+        """Add a key that verifies but does not become active (e.g. another signer's public
+        key).  A key id already in the ring is refused with ``wiring_invalid``."""
+        with self._lock:
+            self._add(key)
+
+    def rotate(self, new_key: SigningKey) -> None:
+        """Add ``new_key`` and make it the active signing key; older keys keep verifying."""
+        if not isinstance(new_key, _SIGNING_TYPES):
+            raise TypeError("rotate needs a key that can sign")
+        with self._lock:
+            self._add(new_key)
+            self._active = new_key.kid
+
+    def retire(self, kid: str, outstanding: int) -> None:
+        """Remove ``kid`` from the ring, given the drain proof ``outstanding`` -- the ledger's
+        ``outstanding_for_key(kid)``.  Refused (clause ``token.rotation.drain``) with
+        ``key_unknown`` for a kid not in the ring, and with ``key_not_drained`` for the active
+        key (it keeps signing, so it is never drained: rotate first) or when ``outstanding`` is
+        anything but the int ``0``.  After retiring, tokens signed by the key are
+        ``token_invalid``."""
+        with self._lock:
+            if kid not in self._keys:
+                raise PausepointError(ErrorCode.KEY_UNKNOWN, _DRAIN,
+                                      f"no key {kid!r} in the ring to retire")
+            if kid == self._active:
+                raise PausepointError(ErrorCode.KEY_NOT_DRAINED, _DRAIN,
+                                      f"key {kid!r} is the active signing key; rotate to a new "
+                                      "key and drain this one before retiring it")
+            if type(outstanding) is not int or outstanding != 0:
+                raise PausepointError(ErrorCode.KEY_NOT_DRAINED, _DRAIN,
+                                      f"key {kid!r} still signs {outstanding!r} outstanding "
+                                      "token(s); it can be retired only when the drain proof "
+                                      "is 0")
+            del self._keys[kid]
+
+    # -- Signer port ------------------------------------------------------------------------
+
+    def mint(self, claims: Claims) -> tuple[str, str]:
+        """Sign ``claims`` with the active key; return ``(token, kid)``.
+
+        Claims with a wrongly typed field, a format version other than 1, or too long to fit
+        :data:`MAX_TOKEN_LENGTH` are refused with ``token_malformed`` (clause
+        ``token.parse.strict``) -- no token is minted that :meth:`verify` would refuse."""
+        try:
+            body = claims_json(claims)
+        except (TypeError, ValueError) as exc:
+            raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
+                                  f"claims cannot be minted: {exc}") from None
+        with self._lock:
+            key = self._keys[self._active]
+        assert isinstance(key, _SIGNING_TYPES)
+        signing_input = ".".join(
+            (PREFIX, b64url_encode(header_json(key.kid).encode("ascii")),
+             b64url_encode(body.encode("ascii"))))
+        token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
+        if len(token) > MAX_TOKEN_LENGTH:
+            raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
+                                  f"claims too long: the token would exceed {MAX_TOKEN_LENGTH} "
+                                  "characters")
+        return token, key.kid
+
+    def verify(self, token: str) -> Claims:
+        """Return the claims of a token signed by a key in the ring.  Raises
+        :class:`PausepointError` (``token_malformed`` or ``token_invalid``) and nothing else,
+        whatever ``token`` is; see the module docstring for the exact checks and order."""
+        try:
+            return self._verify(token)
+        except PausepointError:
+            raise
+        except Exception:
+            raise _malformed("unparseable") from None
+
+    def _verify(self, token: object) -> Claims:
+        if not isinstance(token, str):
+            raise _malformed(f"a token is text, not {type(token).__name__}")
+        text = str.__str__(token)  # an exact str, whatever the subclass overrides
+        if len(text) > MAX_TOKEN_LENGTH:
+            raise _malformed(f"longer than {MAX_TOKEN_LENGTH} characters")
+        if not text.isascii():
+            raise _malformed("not ASCII")
+        parts = text.split(".")
+        if len(parts) != 4:
+            raise _malformed("not four dot-separated parts")
+        prefix, header_b64, claims_b64, sig_b64 = parts
+        if prefix != PREFIX:
+            raise _malformed(f"prefix is not {PREFIX!r}")
+        try:
+            header_raw = b64url_decode(header_b64)
+            claims_raw = b64url_decode(claims_b64)
+            signature = b64url_decode(sig_b64)
+        except ValueError:
+            raise _malformed("a part is not canonical unpadded base64url") from None
+
+        header = _strict_object(header_raw, "header")
+        if set(header) != {"kid", "typ", "v"}:
+            raise _malformed("header keys are not exactly kid, typ, v")
+        kid, typ, v = header["kid"], header["typ"], header["v"]
+        if type(kid) is not str or typ != TOKEN_TYPE or type(typ) is not str \
+                or type(v) is not int or v != FORMAT_VERSION:
+            raise _malformed("header is not a pausepoint v1 header")
+
+        with self._lock:
+            key = self._keys.get(kid)
+        if key is None:
+            raise PausepointError(ErrorCode.TOKEN_INVALID, _KEY_ID,
+                                  "token invalid: its key id names no key in the ring")
+        signing_input = text[: len(prefix) + 1 + len(header_b64) + 1 + len(claims_b64)]
+        if not key.verify_signature(signing_input.encode("ascii"), signature):
+            raise PausepointError(ErrorCode.TOKEN_INVALID, _INTEGRITY,
+                                  "token invalid: the signature does not verify")
+        return _parse_claims(claims_raw)

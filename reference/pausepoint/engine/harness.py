@@ -1,0 +1,561 @@
+"""A scripted agent harness on the reference services.
+
+A *script* is a list of steps a run executes: ``{"op": "effect", "key": k}`` (a side effect,
+journalled before and after), ``{"op": "interrupt", "name": n, "payload": p}`` (stop to ask a
+person; ``"names"`` asks several questions at once, answered independently), ``{"op": "end"}``,
+and ``{"op": "gate", "amount": n, "allow_up_to": a, "deny_over": d}`` (an approval gate,
+:class:`pausepoint.core.gate.ThresholdGate`: allowed, the run goes on without pausing; denied, the
+run ends ``done`` there, the denial kept in its state, without pausing; otherwise it asks a
+person with an ``approve`` pause and goes on with the next step once that is answered).
+An effect may carry ``"fault": "crash_before_apply" | "crash_after_apply"``: the first time it
+executes, the process "dies" at that point (the harness drops everything volatile until
+:meth:`Harness.restart`).
+
+The harness is what the conformance suite's reference adapter drives, what ``pausepoint demo``
+shows, and what the stateful tests compare with :mod:`pausepoint.system.model`: its semantics are the
+model's (a run continues from its recorded turn; an effect journalled finished is skipped; an
+effect journalled started and not finished when the run stopped opens a recovery pause in
+``unknown_outcome`` instead of being retried).  The model has no gates.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.canonical import canonical_json
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
+from pausepoint.core.registry import RECONCILE, Interaction
+from pausepoint.core.tokens import KeyRing
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import Deployment, compose
+from pausepoint.engine.run import (
+    Emit,
+    EventKind,
+    InvocationCancelled,
+    InvocationPaused,
+    PauseBinding,
+    PendingInterrupt,
+    RunEvent,
+    RunIdentity,
+    Runner,
+    current_run_binding,
+)
+from pausepoint.engine.service import ResumeRequest
+from pausepoint.stores import open_store
+from pausepoint.stores.base import StoreBundle
+from pausepoint.system.model import Fault
+
+
+class World(Protocol):
+    """The outside world the effects change: it survives crashes of the harness."""
+
+    def apply(self, run_id: str, key: str) -> None: ...
+
+    def count(self, run_id: str, key: str) -> int: ...
+
+
+class MemoryWorld:
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def apply(self, run_id: str, key: str) -> None:
+        with self._lock:
+            self._counts[(run_id, key)] = self._counts.get((run_id, key), 0) + 1
+
+    def count(self, run_id: str, key: str) -> int:
+        with self._lock:
+            return self._counts.get((run_id, key), 0)
+
+
+class SqliteWorld:
+    """A world in its own SQLite file, for harnesses in processes that really die."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS world (run_id TEXT, key TEXT, n INTEGER,"
+                       " PRIMARY KEY (run_id, key))")
+
+    def apply(self, run_id: str, key: str) -> None:
+        with sqlite3.connect(self._path, timeout=30) as db:
+            db.execute("INSERT INTO world VALUES (?, ?, 1) ON CONFLICT(run_id, key) "
+                       "DO UPDATE SET n = n + 1", (run_id, key))
+
+    def count(self, run_id: str, key: str) -> int:
+        with sqlite3.connect(self._path, timeout=30) as db:
+            row = db.execute("SELECT n FROM world WHERE run_id = ? AND key = ?",
+                             (run_id, key)).fetchone()
+        return int(row[0]) if row else 0
+
+
+class SimulatedCrash(BaseException):
+    """The process dies here (a scripted fault).  Nothing in the run may catch it."""
+
+
+DEFAULT_INTERACTIONS: tuple[Interaction, ...] = (
+    Interaction("approve", description="approve or reject an action"),
+    Interaction("ask", description="a free-form question"),
+    Interaction("confirm", description="confirm a detail"),
+    Interaction("choose", description="pick one of several options"),
+    Interaction("pay", tool=True, description="approve a payment tool call"),
+)
+
+
+@attrs.frozen
+class Report:
+    """What an operation did to a run: its status, the events of the invocation, and the
+    pauses now published for it."""
+
+    run_id: str
+    status: str
+    events: tuple[str, ...] = ()
+    pauses: tuple[PendingInterrupt, ...] = ()
+    replayed: bool = False
+    interrupt_id: str = ""
+
+
+def _answer_key(interrupt_id: str) -> str:
+    return f"{interrupt_id}#answer"
+
+
+def _awaiting_key(interrupt_id: str) -> str:
+    """Marks a consumed pause whose answer died with the process that won it (set by restart)."""
+    return f"{interrupt_id}#awaiting-answer"
+
+
+def _effect_key(pc: int, key: str) -> str:
+    return f"{pc}:{key}"
+
+
+class Harness:
+    def __init__(self, *, open_bundle: Callable[[], StoreBundle], signer: Signer, clock: Clock,
+                 world: World, ttl_ms: int, interactions: Sequence[Interaction],
+                 durable_restart: bool) -> None:
+        self._open_bundle = open_bundle
+        self.signer = signer
+        self.clock = clock
+        self.world = world
+        self.ttl_ms = ttl_ms
+        self.interactions = tuple(interactions)
+        self.durable_restart = durable_restart
+        self.runner = Runner()
+        self.crashed = False
+        self._lock = threading.RLock()
+        self.deployment = self._compose(open_bundle())
+
+    @classmethod
+    def open(cls, url: str = "memory:", *, clock: Clock | None = None,
+             keyring: Signer | None = None, ttl_ms: int = 60_000,
+             interactions: Sequence[Interaction] = DEFAULT_INTERACTIONS,
+             world: World | None = None) -> Harness:
+        """Open a harness on a store URL (``memory:``, ``sqlite:PATH``, ``postgres:DSN``).
+        With ``memory:`` the same in-memory store is kept across :meth:`crash`."""
+        if url == "memory:":
+            bundle = open_store(url)
+
+            def reopen() -> StoreBundle:
+                return bundle
+        else:
+            def reopen() -> StoreBundle:
+                return open_store(url)
+        return cls(open_bundle=reopen, signer=keyring or KeyRing.generate(),
+                   clock=clock or ManualClock(0), world=world or MemoryWorld(),
+                   ttl_ms=ttl_ms, interactions=interactions,
+                   durable_restart=url != "memory:")
+
+    def _compose(self, bundle: StoreBundle) -> Deployment:
+        return compose(store=bundle, signer=self.signer, interactions=self.interactions,
+                       clock=self.clock, ttl_ms=self.ttl_ms)
+
+    @property
+    def service(self) -> Any:
+        return self.deployment.service
+
+    # -- operations ----------------------------------------------------------------------
+
+    def _alive(self) -> None:
+        if self.crashed:
+            raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.restart",
+                                  "the harness crashed; restart it first")
+
+    def start(self, script: Sequence[dict[str, Any]], *, run_id: str,
+              parent_run_id: str | None = None, session_id: str = "session",
+              scope: str = "default", thread_id: str | None = None) -> Report:
+        with self._lock:
+            self._alive()
+            svc = self.service
+            if svc.runs.get(run_id) is not None:
+                raise PausepointError(ErrorCode.INVALID_TRANSITION, "lifecycle.transition.table",
+                                      f"run {run_id!r} was already started")
+            root = run_id
+            if parent_run_id:
+                parent = svc.runs.get(parent_run_id)
+                if parent is None:
+                    raise PausepointError(ErrorCode.BINDING_MISMATCH, "resume.binding.run",
+                                          f"parent run {parent_run_id!r} does not exist")
+                root = parent.root_run_id
+                if parent.status in (RunStatus.CANCELLED, RunStatus.CANCELLING):
+                    raise PausepointError(ErrorCode.PAUSE_CANCELLED, "cancel.propagates",
+                                          f"parent run {parent_run_id!r} was cancelled")
+            state = {"script": list(script), "pc": 0, "fired": [], "responses": {}}
+            run = RunRecord(run_id=run_id, root_run_id=root, parent_run_id=parent_run_id or "",
+                            session_id=session_id, thread_id=thread_id or run_id, scope=scope,
+                            status=RunStatus.RUNNING, state=canonical_json(state))
+            svc.runs.put(run)
+            return self._drive(run_id)
+
+    def resume(self, token: object, response: object, *, session_id: str, scope: str,
+               responder: str = "", run_id: str | None = None) -> Report:
+        with self._lock:
+            self._alive()
+            out = self.service.resume(token, response, ResumeRequest(
+                session_id=session_id, scope=scope, responder=responder, run_id=run_id))
+            rec: PauseRecord = out.record
+            if out.replayed and not self._answer_awaited(rec):
+                first = json.loads(out.result) if out.result else {}
+                return Report(run_id=rec.run_id, status=str(first.get("status", "running")),
+                              replayed=True, interrupt_id=rec.interrupt_id,
+                              events=tuple(first.get("events", ())))
+            # the consume's winner -- or, after a restart found its answer lost, a retry of the
+            # same answer (the ledger matched its digest): keep the answer for a restart
+            self.service.payloads.record(_answer_key(rec.interrupt_id), canonical_json(response))
+            if not self._answers_kept(rec):  # another answer of this step is still awaited
+                return attrs.evolve(self._report(rec.run_id, ()), interrupt_id=rec.interrupt_id)
+            report = self._continue(rec, response)
+            if self.crashed:  # the process died while continuing: it records nothing more
+                return attrs.evolve(report, interrupt_id=rec.interrupt_id)
+            self.service.set_result(rec.interrupt_id, {
+                "status": report.status, "events": list(report.events),
+                "pauses": [p.interrupt_id for p in report.pauses]})
+            return attrs.evolve(report, interrupt_id=rec.interrupt_id)
+
+    def cancel(self, run_id: str) -> Report:
+        with self._lock:
+            self._alive()
+            self.service.cancel_run(run_id)
+            return self._report(run_id, ())
+
+    def reconcile(self, interrupt_id: str, resolution: str) -> Report:
+        with self._lock:
+            self._alive()
+            try:
+                res = lc.Resolution(resolution)
+            except ValueError:
+                raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
+                                      f"unknown resolution {resolution!r}") from None
+            rec = self.service.reconcile(interrupt_id, res)
+            return self._report(rec.run_id, ())
+
+    def expire_due(self) -> list[str]:
+        with self._lock:
+            self._alive()
+            return [r.interrupt_id for r in self.service.expire_due()]
+
+    def crash(self) -> None:
+        """The process dies: everything volatile is gone until :meth:`restart`."""
+        with self._lock:
+            if not self.crashed and self.durable_restart:
+                self.deployment.store.close()
+            self.crashed = True
+
+    def restart(self) -> list[Report]:
+        """Start again from durable state: runs that were executing are recovered from their
+        checkpoint; an effect in doubt opens a recovery pause instead of being retried."""
+        with self._lock:
+            if self.crashed:
+                self.deployment = self._compose(self._open_bundle())
+                self.crashed = False
+            reports = []
+            for run in self._executing_runs():
+                reports.append(self._drive(run.run_id, recovering=True))
+            for rec in self._stalled_pauses():
+                if not self._answers_kept(rec):  # the winner died before keeping an answer:
+                    self._await_answers(rec)     # only its sender's retry can deliver it
+                    continue
+                answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
+                reports.append(self._continue(rec, json.loads(answer) if answer else None))
+            return reports
+
+    def _step_consumed(self, rec: PauseRecord) -> list[PauseRecord]:
+        return [r for r in self.service.ledger.by_run(rec.run_id)
+                if r.claims.checkpoint_id == rec.claims.checkpoint_id
+                and r.state.phase == lc.Phase.CONSUMED]
+
+    def _answers_kept(self, rec: PauseRecord) -> bool:
+        """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
+        with an answer it does not have (resume.continuation.recorded-turn)."""
+        return all(self.service.payloads.get(_answer_key(r.interrupt_id)) is not None
+                   for r in self._step_consumed(rec))
+
+    def _await_answers(self, rec: PauseRecord) -> None:
+        for r in self._step_consumed(rec):
+            if self.service.payloads.get(_answer_key(r.interrupt_id)) is None:
+                self.service.payloads.record(_awaiting_key(r.interrupt_id), "true")
+
+    def _answer_awaited(self, rec: PauseRecord) -> bool:
+        """A replay whose first answer was lost with its process (restart marked it): this
+        retry carries the same answer and is the only place it can come from.  Without the
+        mark a replay never continues -- the winner may still be at work."""
+        return (rec.result is None
+                and self.service.payloads.get(_awaiting_key(rec.interrupt_id)) is not None
+                and self.service.payloads.get(_answer_key(rec.interrupt_id)) is None)
+
+    def _stalled_pauses(self) -> list[PauseRecord]:
+        """Paused runs whose pauses at the current step are all consumed: the process died
+        between the consume and the continuation, so nobody continues them but a restart.
+        (Restart assumes no other harness is recovering the same store at the same time.)"""
+        stalled = []
+        for run in self.service.runs.with_status(RunStatus.PAUSED):
+            pc = int(json.loads(run.state)["pc"])
+            rows = [r for r in self.service.ledger.by_run(run.run_id)
+                    if r.claims.checkpoint_id == f"{run.run_id}@{pc}"]
+            recoveries = [r for r in self.service.ledger.by_run(run.run_id)
+                          if r.claims.checkpoint_id.startswith(f"{run.run_id}@{pc}/recover/")]
+            if recoveries:
+                rows = recoveries[-1:]
+            if rows and all(r.state.phase == lc.Phase.CONSUMED for r in rows):
+                stalled.append(rows[-1])
+        return stalled
+
+    # -- observation ---------------------------------------------------------------------
+
+    def pause_state(self, interrupt_id: str) -> str:
+        self._alive()
+        rec = self.service.ledger.get(interrupt_id)
+        if rec is None:
+            raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.states",
+                                  f"no pause {interrupt_id!r}")
+        return str(rec.state.phase.value)
+
+    def pause_record(self, interrupt_id: str) -> PauseRecord | None:
+        self._alive()
+        rec: PauseRecord | None = self.service.ledger.get(interrupt_id)
+        return rec
+
+    def effect_count(self, run_id: str, key: str) -> int:
+        return self.world.count(run_id, key)
+
+    def run_status(self, run_id: str) -> str:
+        self._alive()
+        run = self.service.runs.get(run_id)
+        return "unknown" if run is None else str(run.status.value)
+
+    def published(self, run_id: str) -> tuple[PendingInterrupt, ...]:
+        """The live pauses of a run, as published (the same token after a restart)."""
+        self._alive()
+        return tuple(self._publish(r) for r in self.service.ledger.by_run(run_id)
+                     if r.state.phase in lc.LIVE)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _executing_runs(self) -> Sequence[RunRecord]:
+        runs: Sequence[RunRecord] = self.service.runs.with_status(RunStatus.RUNNING)
+        return runs
+
+    def _publish(self, rec: PauseRecord) -> PendingInterrupt:
+        return PendingInterrupt(
+            name=rec.claims.name, payload=json.loads(rec.payload), token=rec.token,
+            interrupt_id=rec.interrupt_id, run_id=rec.run_id, session_id=rec.claims.session_id,
+            tool_call_id=rec.claims.tool_call_id, expires_at=rec.state.expires_at,
+            resumable=rec.state.phase == lc.Phase.RESUMABLE)
+
+    def _report(self, run_id: str, events: Sequence[RunEvent]) -> Report:
+        return Report(run_id=run_id, status=self.run_status(run_id),
+                      events=tuple(e.kind.value for e in events),
+                      pauses=self.published(run_id))
+
+    def _load(self, run_id: str) -> tuple[RunRecord, dict[str, Any]]:
+        run = self.service.runs.get(run_id)
+        if run is None:
+            raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.states",
+                                  f"no run {run_id!r}")
+        state: dict[str, Any] = json.loads(run.state)
+        return run, state
+
+    def _save(self, run: RunRecord, state: dict[str, Any], status: RunStatus) -> RunRecord:
+        new = attrs.evolve(run, state=canonical_json(state), status=status)
+        self.service.runs.put(new)
+        return new
+
+    def _continue(self, rec: PauseRecord, response: object) -> Report:
+        """Continue the run of a consumed pause from its recorded turn."""
+        run, state = self._load(rec.run_id)
+        if run.status != RunStatus.PAUSED:
+            return self._report(rec.run_id, ())
+        pc = int(state["pc"])
+        if rec.claims.name != RECONCILE.name:
+            siblings = [r for r in self.service.ledger.by_run(rec.run_id)
+                        if r.claims.checkpoint_id == rec.claims.checkpoint_id
+                        and r.claims.name != RECONCILE.name]
+            if not all(r.state.phase == lc.Phase.CONSUMED for r in siblings):
+                return self._report(rec.run_id, ())  # others still wait (multi.independent)
+            state["pc"] = pc + 1
+        for r in self.service.ledger.by_run(rec.run_id):  # the answers, delivered
+            if r.claims.checkpoint_id == rec.claims.checkpoint_id:
+                answer = self.service.payloads.get(_answer_key(r.interrupt_id))
+                state["responses"][r.interrupt_id] = json.loads(answer) if answer else None
+        state["responses"][rec.interrupt_id] = response
+        claimed = attrs.evolve(run, state=canonical_json(state), status=RunStatus.RUNNING)
+        if not self.service.runs.replace(run, claimed):
+            return self._report(rec.run_id, ())  # another resume continues it: one winner
+        return self._drive(rec.run_id)
+
+    def _drive(self, run_id: str, recovering: bool = False) -> Report:
+        """Execute the run from its checkpoint until it pauses, ends or is cancelled."""
+        run, _ = self._load(run_id)
+        identity = RunIdentity(run.run_id, run.root_run_id)
+        try:
+            events = self.runner.invoke(identity, lambda emit: self._body(run_id, emit,
+                                                                          recovering))
+        except SimulatedCrash:
+            self.crash()
+            return Report(run_id=run_id, status="stopped", events=())
+        if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
+            failed, state = self._load(run_id)
+            if failed.status == RunStatus.RUNNING:
+                self._save(failed, state, RunStatus.ERROR)
+        return self._report(run_id, events)
+
+    def _body(self, run_id: str, emit: Emit, recovering: bool) -> None:
+        svc = self.service
+        while True:
+            run, state = self._load(run_id)
+            if run.status in (RunStatus.CANCELLED, RunStatus.CANCELLING):
+                raise InvocationCancelled()
+            script: list[dict[str, Any]] = state["script"]
+            pc = int(state["pc"])
+            if pc >= len(script):
+                self._save(run, state, RunStatus.DONE)
+                return
+            step = script[pc]
+            op = step.get("op")
+            if op == "end":
+                self._save(run, state, RunStatus.DONE)
+                return
+            if op == "effect":
+                key = str(step["key"])
+                jkey = _effect_key(pc, key)
+                status = svc.effects.status(run_id, jkey)
+                if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
+                    state["pc"] = pc + 1  # done before: never run again (effect.at-most-once)
+                    self._save(run, state, RunStatus.RUNNING)
+                    continue
+                if status == EffectStatus.STARTED:
+                    self._open_recovery(run, state, pc, key)  # raises InvocationPaused
+                emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
+                svc.effects.start(run_id, jkey)
+                fault = step.get("fault")
+                if fault == Fault.CRASH_BEFORE_APPLY.value and pc not in state["fired"]:
+                    self._fire(run, state, pc)
+                self.world.apply(run_id, key)
+                if fault == Fault.CRASH_AFTER_APPLY.value and pc not in state["fired"]:
+                    self._fire(run, state, pc)
+                svc.effects.finish(run_id, jkey)
+                emit(RunEvent(EventKind.TOOL_RESULT, {"effect": key}))
+                state["pc"] = pc + 1
+                self._save(run, state, RunStatus.RUNNING)
+                continue
+            if op == "interrupt":
+                if step.get("handlers"):
+                    self._ask_in_handlers(run, state, pc, step)  # returns only if swallowed
+                    state["pc"] = pc + 1  # the user's catch-all swallowed an error: go on
+                    self._save(run, state, RunStatus.RUNNING)
+                    continue
+                self._ask(run, state, pc, step)
+            if op == "gate":  # a policy decision; only "ask a person" pauses (gate.separate)
+                verdict = ThresholdGate(float(step["allow_up_to"]), float(step["deny_over"]))(
+                    "gate", {"amount": step["amount"]})
+                if verdict.decision == Decision.ASK:
+                    self._ask(run, state, pc, {"name": "approve", "payload": {
+                        "amount": step["amount"], "reason": verdict.reason}})
+                if verdict.decision == Decision.DENY:  # the run ends here, done, denial kept
+                    state["denied"] = {"pc": pc, "reason": verdict.reason}
+                    self._save(run, state, RunStatus.DONE)
+                    return
+                state["pc"] = pc + 1
+                self._save(run, state, RunStatus.RUNNING)
+                continue
+            raise PausepointError(ErrorCode.INVALID_TRANSITION, "lifecycle.transition.table",
+                                  f"unknown script step {step!r}")
+
+    def _fire(self, run: RunRecord, state: dict[str, Any], pc: int) -> None:
+        state["fired"] = sorted(set(state["fired"]) | {pc})
+        self._save(run, state, RunStatus.RUNNING)
+        raise SimulatedCrash()
+
+    def _binding(self, run: RunRecord) -> PauseBinding:
+        return current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
+                                   scope=run.scope, parent_run_id=run.parent_run_id)
+
+    def _ask(self, run: RunRecord, state: dict[str, Any], pc: int,
+             step: dict[str, Any]) -> None:
+        svc = self.service
+        names = step.get("names") or [step.get("name")]
+        payloads = step.get("payloads") or [step.get("payload", {})] * len(names)
+        binding = self._binding(run)
+        # no checkpoint named: the service binds the newest of the run's thread, or refuses
+        checkpoint_id = None if step.get("no_checkpoint") else f"{run.run_id}@{pc}"
+        turn = canonical_json({"run_id": run.run_id, "pc": pc})
+        published = []
+        for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
+            rec = svc.pause(binding=binding, name=name, payload=payload,
+                            interrupt_id=f"{run.run_id}/{pc}/{j}",
+                            tool_call_id=str(step.get("tool_call_id", "")),
+                            checkpoint_id=checkpoint_id)
+            if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
+                    and not step.get("fail_checkpoint"):
+                try:
+                    rec = svc.record_turn(rec.interrupt_id, turn)
+                except PausepointError:
+                    rec = svc.ledger.get(rec.interrupt_id) or rec
+            published.append(self._publish(rec))
+        self._save(run, state, RunStatus.PAUSED)
+        raise InvocationPaused(tuple(published))
+
+    def _ask_in_handlers(self, run: RunRecord, state: dict[str, Any], pc: int,
+                         step: dict[str, Any]) -> None:
+        """Ask inside user code: ``try / except Exception / finally`` around the pause point,
+        each handler applying its key once to the world when it runs.  The pause signal is no
+        ``Exception``: it passes the catch-all and runs the cleanup on its way to the runner
+        (pause.signal.base-exception, pause.signal.single-catch).  Returns only when the
+        catch-all swallowed an ordinary error (a refused pause, say)."""
+        handlers: dict[str, Any] = step["handlers"]
+        catch_all, cleanup = handlers.get("catch_all"), handlers.get("cleanup")
+        try:
+            self._ask(run, state, pc, step)
+        except Exception:
+            if not catch_all:
+                raise
+            self.world.apply(run.run_id, str(catch_all))
+        finally:
+            if cleanup:
+                self.world.apply(run.run_id, str(cleanup))
+
+    def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
+        """An effect journalled started and not finished: its outcome is unknown.  Open a
+        recovery pause in unknown_outcome; never retry (effect.unknown-outcome)."""
+        svc = self.service
+        n = sum(1 for r in svc.ledger.by_run(run.run_id) if r.claims.name == RECONCILE.name)
+        rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
+                        payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
+                        interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
+                        checkpoint_id=f"{run.run_id}@{pc}/recover/{n}")
+        if rec.state.phase == lc.Phase.PAUSED:
+            rec = svc.mark_unknown(rec.interrupt_id)
+        if not rec.state.turn_recorded:
+            rec = svc.record_turn(rec.interrupt_id,
+                                  canonical_json({"run_id": run.run_id, "pc": pc}))
+        self._save(run, state, RunStatus.PAUSED)
+        raise InvocationPaused((self._publish(rec),))

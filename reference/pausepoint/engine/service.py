@@ -1,0 +1,357 @@
+"""The pause service: pause, record turn, resume, expire, cancel, reconcile, drain.
+
+Every operation computes the facts an event needs (does the token verify, does the payload fit,
+is the responder authorised now), asks :func:`pausepoint.core.lifecycle.step` what they mean, and
+writes the accepted state with the ledger's single-winner conditional update.  A refusal raises
+:class:`~pausepoint.core.errors.PausepointError` and writes nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.canonical import canonical_json, check_bounds, digest
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.ports import (
+    AuditEvent,
+    AuditSink,
+    CheckpointStore,
+    Claims,
+    Clock,
+    EffectJournal,
+    EffectStatus,
+    Ledger,
+    PauseRecord,
+    PayloadStore,
+    RunRecord,
+    RunStatus,
+    RunStore,
+    Signer,
+)
+from pausepoint.core.registry import RECONCILE, Interaction, Registry
+from pausepoint.engine.run import PauseBinding
+
+MAX_CAS_ATTEMPTS = 64
+
+
+@attrs.frozen
+class ResumeRequest:
+    """Who is answering, from where.  Compared with the token's binding at resume time."""
+
+    session_id: str
+    scope: str
+    responder: str = ""
+    run_id: str | None = None
+    root_run_id: str | None = None
+
+
+@attrs.frozen
+class ResumeOutcome:
+    """An accepted resume: the first (``replayed=False``) or a replay of it."""
+
+    record: PauseRecord
+    replayed: bool
+    turn: str | None = None
+    result: str | None = None
+
+
+class RunView(enum.StrEnum):
+    """What a person sees of a run (status.distinguishes)."""
+
+    RUNNING = "running"
+    SAFELY_SUSPENDED = "safely_suspended"
+    PARTIALLY_COMPLETE = "partially_complete"
+    CANCELLING = "cancelling"
+    WAITING_UNKNOWN_OUTCOME = "waiting_unknown_outcome"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    ENDED = "ended"
+
+
+def _refuse(out: lc.Refusal) -> PausepointError:
+    return PausepointError(out.code, out.clause, out.message)
+
+
+def _json(value: object, what: str, code: ErrorCode, clause: str) -> str:
+    problem = check_bounds(value)
+    if problem is not None:
+        raise PausepointError(code, clause, f"the {what} is out of bounds: {problem}")
+    try:
+        return canonical_json(value)
+    except (TypeError, ValueError) as exc:
+        raise PausepointError(code, clause, f"the {what} is not JSON: {exc}") from None
+
+
+class PauseService:
+    """One deployment's pause/resume logic over its ports.  Build it with
+    :func:`pausepoint.engine.compose.compose`, which refuses inconsistent wiring."""
+
+    def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
+                 checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
+                 runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int) -> None:
+        self.registry = registry
+        self.signer = signer
+        self.ledger = ledger
+        self.checkpoints = checkpoints
+        self.payloads = payloads
+        self.effects = effects
+        self.runs = runs
+        self.clock = clock
+        self.audit = audit
+        self.ttl_ms = ttl_ms
+
+    # -- pause ---------------------------------------------------------------------------
+
+    def interaction(self, name: object) -> Interaction | None:
+        if not isinstance(name, str):
+            return None
+        if name == RECONCILE.name:
+            return RECONCILE
+        return self.registry.get(name)
+
+    def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
+              tool_call_id: str = "", checkpoint_id: str | None = None,
+              ttl_ms: int | None = None) -> PauseRecord:
+        """Take a pause.  Every refusal happens before a token is minted
+        (pause.refusal.before-mint); a pause already issued under ``interrupt_id`` is returned
+        as it is, with the same token (durability.token.reissue)."""
+        existing = self.ledger.get(interrupt_id)
+        if existing is not None:
+            return existing
+        interaction = self.interaction(name)
+        payload_text: str | None = None
+        if interaction is not None and interaction.payload_fits(payload):
+            try:
+                payload_text = canonical_json(payload)
+            except (TypeError, ValueError):
+                payload_text = None
+        if checkpoint_id is None:
+            checkpoint_id = self.checkpoints.latest(binding.thread_id)
+        now = self.clock.now()
+        expires_at = now + (self.ttl_ms if ttl_ms is None else ttl_ms)
+        out = lc.step(PauseState(), lc.Pause(
+            expires_at=expires_at,
+            registered=interaction is not None,
+            payload_valid=payload_text is not None,
+            checkpoint_bound=bool(checkpoint_id),
+            tool_call_bound=bool(tool_call_id) or (interaction is not None
+                                                   and not interaction.tool)))
+        if isinstance(out, lc.Refusal):
+            raise _refuse(out)
+        assert payload_text is not None and checkpoint_id is not None
+        claims = Claims(
+            interrupt_id=interrupt_id, run_id=binding.run_id, root_run_id=binding.root_run_id,
+            session_id=binding.session_id, thread_id=binding.thread_id,
+            checkpoint_id=checkpoint_id, scope=binding.scope, name=name,
+            tool_call_id=tool_call_id, payload_digest=digest(payload_text), issued_at=now,
+            expires_at=expires_at)
+        token, kid = self.signer.mint(claims)
+        self.payloads.record(interrupt_id, payload_text)
+        record = PauseRecord(claims=claims, kid=kid, token=token, payload=payload_text,
+                             state=out.state, parent_run_id=binding.parent_run_id, version=1)
+        if not self.ledger.issue(record):  # someone issued it first: theirs is the pause
+            winner = self.ledger.get(interrupt_id)
+            assert winner is not None
+            return winner
+        return record
+
+    def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
+        """Write the turn checkpoint; only a reported success makes the pause resumable
+        (turn.resumable.earned)."""
+        record = self._get(interrupt_id)
+        probe = lc.step(record.state, lc.RecordTurn(True))
+        if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
+            raise _refuse(probe)
+        written = self.checkpoints.write(record.claims.checkpoint_id, record.claims.thread_id,
+                                         turn)
+        return self._advance(interrupt_id, lambda _r: lc.RecordTurn(written))
+
+    # -- resume --------------------------------------------------------------------------
+
+    def resume(self, token: object, response: object, request: ResumeRequest) -> ResumeOutcome:
+        """Answer a pause.  Checks run in the order of resume.refusal.order; the consume is the
+        ledger's conditional update, so exactly one of any number of racing resumes wins."""
+        claims = self.signer.verify(token)  # type: ignore[arg-type]  # verify takes anything
+        record = self.ledger.get(claims.interrupt_id)
+        if record is None:
+            raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "resume.token.binds-one-pause",
+                                  "no pause with this token's interrupt id is in the ledger")
+        if record.claims != claims or record.token != token:
+            raise PausepointError(ErrorCode.TOKEN_INVALID, "resume.token.binds-one-pause",
+                                  "the token was not minted for the pause it names")
+        interaction = self.interaction(claims.name)
+        binding_ok = (request.session_id == claims.session_id
+                      and request.run_id in (None, claims.run_id)
+                      and request.root_run_id in (None, claims.root_run_id))
+        scope_ok = request.scope == claims.scope
+        now = self.clock.now()
+        authorized = interaction is not None and interaction.authority(
+            request.responder, claims, now)
+        response_valid = interaction is not None and interaction.response_fits(response)
+        try:
+            response_digest = digest(canonical_json(response)) if response_valid else ""
+        except (TypeError, ValueError):
+            response_valid, response_digest = False, ""
+        if not scope_ok:  # audited whatever else is wrong with the request (resume.binding.scope)
+            self.audit.record(AuditEvent(
+                "cross_scope_redemption", claims.interrupt_id,
+                f"token of scope {claims.scope!r} presented from {request.scope!r}"))
+        for _ in range(MAX_CAS_ATTEMPTS):
+            event = lc.Resume(now=now, response_digest=response_digest, authentic=True,
+                              binding_ok=binding_ok, scope_ok=scope_ok, authorized=authorized,
+                              response_valid=response_valid)
+            out = lc.step(record.state, event)
+            if isinstance(out, lc.Refusal):
+                if out.code == ErrorCode.PAUSE_EXPIRED and record.state.phase in lc.LIVE:
+                    self.expire(claims.interrupt_id)  # decide it once, for everyone
+                raise _refuse(out)
+            if out.action == lc.Action.REPLAYED:
+                return ResumeOutcome(record=record, replayed=True, result=record.result)
+            if self.ledger.transition(claims.interrupt_id, record.version, out.state):
+                won = attrs.evolve(record, state=out.state, version=record.version + 1)
+                return ResumeOutcome(record=won, replayed=False,
+                                     turn=self.checkpoints.read(claims.checkpoint_id))
+            record = self._get(claims.interrupt_id)  # lost the race: decide again
+        raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "resume.consume.single-winner",
+                              "the ledger row kept changing; nothing was consumed")
+
+    def set_result(self, interrupt_id: str, result: object) -> None:
+        self.ledger.set_result(interrupt_id, canonical_json(result))
+
+    # -- expire, cancel, reconcile -------------------------------------------------------
+
+    def expire(self, interrupt_id: str) -> PauseRecord:
+        return self._advance(interrupt_id, lambda _r: lc.Expire(self.clock.now()))
+
+    def expire_due(self) -> list[PauseRecord]:
+        """Expire every outstanding pause whose expiry has been reached."""
+        now = self.clock.now()
+        done = []
+        for rec in self.ledger.outstanding():
+            if rec.state.expires_at <= now:
+                try:
+                    done.append(self.expire(rec.interrupt_id))
+                except PausepointError:
+                    pass  # decided otherwise in the meantime
+        return done
+
+    def cancel_pause(self, interrupt_id: str) -> PauseRecord:
+        return self._advance(interrupt_id, lambda _r: lc.Cancel())
+
+    def cancel_run(self, run_id: str) -> list[str]:
+        """Cancel a run, its live pauses, and -- transitively -- its child runs
+        (cancel.distinct, cancel.propagates).  Returns the run ids cancelled."""
+        cancelled: list[str] = []
+        todo = [run_id]
+        while todo:
+            rid = todo.pop()
+            run = self.runs.get(rid)
+            if run is not None and run.status not in (RunStatus.DONE, RunStatus.CANCELLED):
+                self.runs.put(attrs.evolve(run, status=RunStatus.CANCELLING))
+            for rec in self.ledger.by_run(rid):
+                if rec.state.phase not in lc.TERMINAL:
+                    try:
+                        self.cancel_pause(rec.interrupt_id)
+                    except PausepointError:
+                        pass  # consumed or expired first: decided once
+            if run is not None and run.status not in (RunStatus.DONE, RunStatus.CANCELLED):
+                self.runs.put(attrs.evolve(run, status=RunStatus.CANCELLED))
+                cancelled.append(rid)
+            todo.extend(child.run_id for child in self.runs.children(rid))
+        return cancelled
+
+    def mark_unknown(self, interrupt_id: str) -> PauseRecord:
+        return self._advance(interrupt_id, lambda _r: lc.MarkUnknown())
+
+    def reconcile(self, interrupt_id: str, resolution: lc.Resolution) -> PauseRecord:
+        """Settle an unknown outcome (effect.reconcile): the pause returns to resumable (or
+        paused, if its turn was never recorded), then the journal records the resolution.
+
+        The ledger decides first, so a reconcile that loses to a cancel or an expiry changes
+        nothing (lifecycle.refusal.no-change).  A stop between the two writes leaves the effect
+        journalled started: the continuation then opens a new recovery pause -- asks again --
+        rather than guessing (effect.unknown-outcome)."""
+        won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
+        if won.claims.name == RECONCILE.name:
+            request = json.loads(won.payload)
+            status = {lc.Resolution.APPLIED: EffectStatus.FINISHED,
+                      lc.Resolution.NOT_APPLIED: EffectStatus.NOT_APPLIED,
+                      lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
+            self.effects.settle(request["run_id"], request["effect"], status)
+        return won
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def drain_proof(self, kid: str) -> int:
+        """How many outstanding pauses carry a token signed by ``kid``."""
+        return self.ledger.outstanding_for_key(kid)
+
+    # -- queries -------------------------------------------------------------------------
+
+    def status(self, run_id: str) -> RunView:
+        run = self.runs.get(run_id)
+        pauses = self.ledger.by_run(run_id)
+        if run is None:
+            return RunView.ENDED
+        if run.status == RunStatus.CANCELLING:
+            return RunView.CANCELLING
+        if run.status == RunStatus.CANCELLED:
+            return RunView.CANCELLED
+        if run.status == RunStatus.DONE:
+            return RunView.DONE
+        if run.status == RunStatus.ERROR:
+            return RunView.ENDED
+        if any(p.state.phase == Phase.UNKNOWN_OUTCOME for p in pauses) or (
+                self.effects.open_entries(run_id) and run.status != RunStatus.RUNNING):
+            return RunView.WAITING_UNKNOWN_OUTCOME
+        if run.status == RunStatus.PAUSED:
+            live = [p for p in pauses if p.state.phase in lc.LIVE]
+            if live and all(p.state.phase == Phase.RESUMABLE for p in live):
+                return RunView.SAFELY_SUSPENDED
+            if not live:
+                return RunView.ENDED
+            return RunView.PARTIALLY_COMPLETE
+        return RunView.RUNNING
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _get(self, interrupt_id: str) -> PauseRecord:
+        # an id that is not text names no pause (and must not reach a store: input.bounded)
+        record = self.ledger.get(interrupt_id) if isinstance(interrupt_id, str) else None
+        if record is None:
+            raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.transition.table",
+                                  f"no pause {interrupt_id!r} in the ledger")
+        return record
+
+    def _advance(self, interrupt_id: str, make: Any) -> PauseRecord:
+        """Step the stored pause with the event ``make(record)`` and write it conditionally;
+        on a lost race, read again and decide again."""
+        for _ in range(MAX_CAS_ATTEMPTS):
+            record = self._get(interrupt_id)
+            out = lc.step(record.state, make(record))
+            if isinstance(out, lc.Refusal):
+                raise _refuse(out)
+            if out.action == lc.Action.REPLAYED:
+                return record
+            if self.ledger.transition(interrupt_id, record.version, out.state):
+                return attrs.evolve(record, state=out.state, version=record.version + 1)
+        raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "lifecycle.transition.table",
+                              "the ledger row kept changing; nothing was written")
+
+    def outstanding(self) -> Sequence[PauseRecord]:
+        return self.ledger.outstanding()
+
+
+def run_record(binding: PauseBinding, status: RunStatus, state: str = "{}") -> RunRecord:
+    return RunRecord(run_id=binding.run_id, root_run_id=binding.root_run_id,
+                     parent_run_id=binding.parent_run_id, session_id=binding.session_id,
+                     thread_id=binding.thread_id, scope=binding.scope, status=status,
+                     state=state)

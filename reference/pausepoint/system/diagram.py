@@ -1,0 +1,269 @@
+"""Generated spec text: the lifecycle diagram, the transition list, the ordered checks and the
+error-code table, all rendered from the data they describe.
+
+Every function here is pure: it reads :mod:`pausepoint.core.lifecycle` and
+:mod:`pausepoint.core.clauses` and returns Markdown text.  Nothing is written anywhere; the tests
+compare the committed ``spec/lifecycle.md`` with :func:`lifecycle_markdown` and each
+``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END GENERATED: name -->`` section of
+``spec/contract.md`` with ``SECTIONS[name]()``, so the spec cannot drift from the table.
+
+To regenerate after changing the table::
+
+    python -c "import pausepoint.system.diagram as d; print(d.lifecycle_markdown(), end='')" \\
+        > spec/lifecycle.md
+    python -c "import pausepoint.system.diagram as d, pathlib; p = pathlib.Path('spec/contract.md'); \\
+        p.write_text(d.regenerate(p.read_text()))"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.clauses import CLAUSES, ERROR_DOCS, ErrorCode
+
+__all__ = [
+    "SECTIONS",
+    "begin_marker",
+    "end_marker",
+    "error_code_table",
+    "generated_sections",
+    "lifecycle_markdown",
+    "mermaid",
+    "pause_checks",
+    "regenerate",
+    "resume_checks",
+    "splice",
+    "transition_list",
+]
+
+
+def _cell(text: str) -> str:
+    """Make ``text`` safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _targets(row: lc.Row) -> tuple[lc.Phase, ...]:
+    """Where an accepting row can lead: its target, or (for a row whose ``update`` decides)
+    every target :func:`pausepoint.core.lifecycle.transitions` lists for it."""
+    if row.target is not None:
+        return (row.target,)
+    return tuple(dst for src, name, dst in lc.transitions()
+                 if src == row.source and name == row.event.__name__)
+
+
+# -- the diagram -----------------------------------------------------------------------------
+
+
+def mermaid() -> str:
+    """The lifecycle as a Mermaid ``stateDiagram-v2`` block (fenced), one edge per accepting
+    transition of :func:`pausepoint.core.lifecycle.transitions`; edges between the same two states
+    share one arrow whose label lists the events in table order."""
+    labels: dict[tuple[lc.Phase, lc.Phase], list[str]] = {}
+    for src, name, dst in lc.transitions():
+        names = labels.setdefault((src, dst), [])
+        if name not in names:
+            names.append(name)
+    lines = ["```mermaid", "stateDiagram-v2", f"    [*] --> {lc.Phase.RUNNING.value}"]
+    for (src, dst), names in labels.items():
+        lines.append(f"    {src.value} --> {dst.value} : {' / '.join(names)}")
+    for phase in lc.Phase:
+        if phase in lc.TERMINAL:
+            lines.append(f"    {phase.value} --> [*]")
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
+# -- the transition list ---------------------------------------------------------------------
+
+
+def _outcome(row: lc.Row) -> str:
+    if row.refuse is not None:
+        return f"refused {_code(row.refuse.value)}"
+    targets = " or ".join(_code(t.value) for t in _targets(row))
+    action = f" (action {_code(row.action.value)})" if row.action is not None else ""
+    return f"→ {targets}{action}"
+
+
+def transition_list() -> str:
+    """Every row of :data:`pausepoint.core.lifecycle.TABLE`, in table order, as a Markdown table:
+    the event, the state it applies in, the row's own checks (after the event's common checks),
+    the outcome and the clause the row implements."""
+    lines = [
+        "| # | event | from | row checks, in order | outcome | clause |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n, row in enumerate(lc.TABLE, start=1):
+        checks = ", ".join(f"{_code(c.name)} → {_code(c.code.value)}" for c in row.checks)
+        lines.append("| " + " | ".join((
+            str(n),
+            _code(row.event.__name__),
+            _code(row.source.value),
+            _cell(checks or "—"),
+            _cell(_outcome(row)),
+            _code(row.clause),
+        )) + " |")
+    common = " and every ".join(_code(e.__name__) for e in lc.COMMON_CHECKS)
+    lines += [
+        "",
+        f"Before its row is looked up, every {common} event passes that event's common checks "
+        "in order (the ordered checks of a pause and of a resume); the first failing check "
+        "refuses the event.  A row whose outcome is "
+        "a list of states lets the row's update choose: `Reconcile` returns to `resumable` when "
+        "the turn checkpoint was recorded and to `paused` when it was not.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _check_lines(checks: Iterable[lc.Guard], start: int = 1) -> list[str]:
+    return [
+        f"{n}. {_code(c.name)}: refused with {_code(c.code.value)} "
+        f"({_code(c.clause)}): {c.message}."
+        for n, c in enumerate(checks, start=start)
+    ]
+
+
+def pause_checks() -> str:
+    """The ordered checks of a pause (:data:`pausepoint.core.lifecycle.PAUSE_CHECKS`)."""
+    lines = _check_lines(lc.PAUSE_CHECKS)
+    row = next(r for r in lc.TABLE if r.event is lc.Pause and r.source == lc.Phase.RUNNING)
+    lines.append(f"{len(lc.PAUSE_CHECKS) + 1}. only then is the token minted and the row "
+                 f"{_code(row.source.value)} → {_outcome(row).removeprefix('→ ')} taken "
+                 f"({_code(row.clause)}).")
+    return "\n".join(lines) + "\n"
+
+
+def resume_checks() -> str:
+    """The ordered checks of a resume: the common :data:`pausepoint.core.lifecycle.RESUME_CHECKS`,
+    then, by the pause's state, that row's checks and outcome."""
+    lines = _check_lines(lc.RESUME_CHECKS)
+    lines.append(f"{len(lc.RESUME_CHECKS) + 1}. then, by the state the pause is in:")
+    for row in lc.TABLE:
+        if row.event is not lc.Resume:
+            continue
+        steps = [f"{_code(c.name)} → {_code(c.code.value)} ({_code(c.clause)})"
+                 for c in row.checks]
+        steps.append(f"{_outcome(row)} ({_code(row.clause)})")
+        lines.append(f"   - {_code(row.source.value)}: " + "; then ".join(steps))
+    return "\n".join(lines) + "\n"
+
+
+# -- error codes -----------------------------------------------------------------------------
+
+
+def _clauses_for(code: ErrorCode) -> list[str]:
+    """Clauses that refuse with ``code``: those whose lifecycle check or row carries it, and
+    those whose summary names it; in catalogue order."""
+    found: set[str] = set()
+    checks = [*lc.PAUSE_CHECKS, *lc.RESUME_CHECKS]
+    for row in lc.TABLE:
+        checks.extend(row.checks)
+        if row.refuse is code:
+            found.add(row.clause)
+    found.update(c.clause for c in checks if c.code is code)
+    word = re.compile(rf"(?<![a-z_]){re.escape(code.value)}(?![a-z_])")
+    found.update(c.id for c in CLAUSES if word.search(c.summary))
+    return [c.id for c in CLAUSES if c.id in found]
+
+
+def error_code_table() -> str:
+    """The closed set of error codes (:class:`pausepoint.core.clauses.ErrorCode`) with their
+    documentation and the clauses that refuse with each, in declaration order."""
+    lines = ["| code | meaning | clauses |", "|---|---|---|"]
+    for code in ErrorCode:
+        cited = ", ".join(_code(c) for c in _clauses_for(code)) or "—"
+        lines.append(f"| {_code(code.value)} | {_cell(ERROR_DOCS[code])} | {cited} |")
+    return "\n".join(lines) + "\n"
+
+
+# -- documents -------------------------------------------------------------------------------
+
+
+def lifecycle_markdown() -> str:
+    """The whole of ``spec/lifecycle.md``."""
+    states = ", ".join(_code(p.value) for p in lc.Phase)
+    terminal = ", ".join(_code(p.value) for p in lc.Phase if p in lc.TERMINAL)
+    return "\n".join((
+        "<!-- GENERATED by pausepoint.system.diagram.lifecycle_markdown() from "
+        "pausepoint.core.lifecycle.TABLE; do not edit by hand. -->",
+        "# The lifecycle of one pause point",
+        "",
+        f"States: {states}.  Absorbing (terminal): {terminal} "
+        f"({_code('lifecycle.terminal.absorbing')}).  The normative text is in "
+        "[contract.md](contract.md); this page is drawn from the reference implementation's "
+        "transition table, and a test keeps it equal to what the table generates.",
+        "",
+        "## Diagram",
+        "",
+        "Accepting transitions only; every other (event, state) pair is refused and changes "
+        f"nothing ({_code('lifecycle.transition.table')}, "
+        f"{_code('lifecycle.refusal.no-change')}).",
+        "",
+        mermaid(),
+        "## Ordered checks of a pause",
+        "",
+        pause_checks(),
+        "## Ordered checks of a resume",
+        "",
+        resume_checks(),
+        "## Every row of the table",
+        "",
+        f"The table is total: one row for each of the {len(lc.EVENT_TYPES)} events in each of "
+        f"the {len(lc.Phase)} states ({len(lc.TABLE)} rows).",
+        "",
+        transition_list(),
+    ))
+
+
+SECTIONS: Final[dict[str, Callable[[], str]]] = {
+    "error-codes": error_code_table,
+    "transitions": transition_list,
+    "pause-checks": pause_checks,
+    "resume-checks": resume_checks,
+}
+"""Generated sections of ``spec/contract.md``, by marker name."""
+
+
+def begin_marker(name: str) -> str:
+    return f"<!-- BEGIN GENERATED: {name} -->"
+
+
+def end_marker(name: str) -> str:
+    return f"<!-- END GENERATED: {name} -->"
+
+
+_SECTION_RE: Final = re.compile(
+    r"^<!-- BEGIN GENERATED: (?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)"
+    r"^<!-- END GENERATED: (?P=name) -->$", re.DOTALL | re.MULTILINE)
+
+
+def generated_sections(document: str) -> dict[str, str]:
+    """The body of every generated section of ``document``, by marker name."""
+    return {m["name"]: m["body"] for m in _SECTION_RE.finditer(document)}
+
+
+def splice(document: str, name: str, body: str) -> str:
+    """``document`` with the body of section ``name`` replaced by ``body``.
+
+    Raises :class:`ValueError` when the section's markers are missing or appear more than
+    once."""
+    begin, end = begin_marker(name), end_marker(name)
+    if document.count(begin) != 1 or document.count(end) != 1:
+        raise ValueError(f"section {name!r} needs exactly one {begin} and one {end}")
+    head, rest = document.split(begin + "\n", 1)
+    _, tail = rest.split(end, 1)
+    return head + begin + "\n" + body + end + tail
+
+
+def regenerate(document: str) -> str:
+    """``document`` with every generated section it has rewritten from :data:`SECTIONS`."""
+    for name in generated_sections(document):
+        document = splice(document, name, SECTIONS[name]())
+    return document
+

@@ -1,0 +1,248 @@
+"""NDJSON traces of the system model, one line per action, named as the TLA+ actions.
+
+A trace is what an implementation (or :mod:`pausepoint.system.model` itself) emits so that it can be
+validated against the spec: by TLC with ``tla/TracePausepoint.tla``, and without TLC against the
+Python model by :func:`validate`.  The format, ``pausepoint-trace/1``:
+
+* line 1, the header: ``{"format": "pausepoint-trace/1", "constants": {...}}`` -- the spec's
+  constants, ready for TLA+: ``Scripts`` (a list per run of steps ``{"kind": "effect", "key"}``,
+  ``{"kind": "ask", "names": [...]}`` or ``{"kind": "end"}``), ``Parents`` (1-based parent run,
+  0 for none), ``TTL``, ``MaxTime``, ``NResumers``, ``Responses``, ``MaxCrashes``;
+* line 2: ``{"action": "Init", "args": {}, "state": {...}}``;
+* then one line per step: ``{"action": NAME, "args": {...}, "state": {...}}`` where NAME is a TLA+
+  action (``StartRun``, ``Execute``, ``ApplyEffect``, ``FinishEffect``, ``RecordTurn``,
+  ``ResumeRead``, ``ResumeCommit``, ``Tick``, ``Expire``, ``Cancel``, ``Crash``, ``Restart``,
+  ``Reconcile``), ``args`` its arguments by name (``run``, ``slot``, ``resumer``, ``response``,
+  ``applied``; indices 0-based, as an implementation numbers its runs in script order) and
+  ``state`` the observable post-state.  ``ResumeCommit`` lines may carry ``"result"``: what
+  the resume server answered (``consumed``, ``replayed``, an error code, or ``retry`` when the
+  row's version had moved and it read again).
+
+Every field of ``state`` is optional: a validator checks the fields present and nothing else, so
+an implementation emits what it can observe.  ``None`` is written as ``""`` (a response) and
+``-1`` (a time), as in the spec.  The mapping of each field to the spec's variables and to the
+Python attributes is the table in ``tla/TracePausepoint.tla``'s header.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from pausepoint.core.lifecycle import PauseState
+from pausepoint.system import model as m
+
+FORMAT: Final[str] = "pausepoint-trace/1"
+
+ARG_NAMES: Final[dict[str, tuple[str, ...]]] = {
+    "StartRun": ("run",), "Execute": ("run",), "ApplyEffect": ("run",),
+    "FinishEffect": ("run",), "Cancel": ("run",), "Restart": ("run",),
+    "RecordTurn": ("run", "slot"), "Expire": ("run", "slot"),
+    "Reconcile": ("run", "slot", "applied"),
+    "ResumeRead": ("resumer", "run", "slot", "response"),
+    "ResumeCommit": ("resumer",), "Tick": (), "Crash": (),
+}
+"""Each action's arguments, by name, in the order of ``model.Labelled.args``."""
+
+
+def scripts_to_json(cfg: m.Config) -> list[list[dict[str, Any]]]:
+    """The model's scripts as JSON (shared by trace headers and the TLA+ manifest)."""
+    scripts: list[list[dict[str, Any]]] = []
+    for script in cfg.scripts:
+        steps: list[dict[str, Any]] = []
+        for st in script:
+            if isinstance(st, m.Effect):
+                steps.append({"kind": "effect", "key": st.key})
+            elif isinstance(st, m.Ask):
+                steps.append({"kind": "ask", "names": list(st.names)})
+            else:
+                steps.append({"kind": "end"})
+        scripts.append(steps)
+    return scripts
+
+
+def scripts_from_json(scripts: Sequence[Sequence[Mapping[str, Any]]]
+                      ) -> tuple[tuple[m.ScriptStep, ...], ...]:
+    """The inverse of :func:`scripts_to_json`; an unknown step kind is a ``ValueError``."""
+    out: list[tuple[m.ScriptStep, ...]] = []
+    for script in scripts:
+        steps: list[m.ScriptStep] = []
+        for st in script:
+            if st["kind"] == "effect":
+                steps.append(m.Effect(st["key"]))
+            elif st["kind"] == "ask":
+                steps.append(m.Ask(tuple(st["names"])))
+            elif st["kind"] == "end":
+                steps.append(m.End())
+            else:
+                raise ValueError(f"unknown script step {st!r}")
+        out.append(tuple(steps))
+    return tuple(out)
+
+
+def header(cfg: m.Config) -> dict[str, Any]:
+    parents = [0 if (p := cfg.parent(r)) is None else p + 1 for r in range(len(cfg.scripts))]
+    return {"format": FORMAT, "constants": {
+        "Scripts": scripts_to_json(cfg), "Parents": parents, "TTL": cfg.ttl,
+        "MaxTime": cfg.max_time, "NResumers": cfg.resumers, "Responses": list(cfg.responses),
+        "MaxCrashes": cfg.max_crashes}}
+
+
+def config_from_header(h: Mapping[str, Any]) -> m.Config:
+    if h.get("format") != FORMAT:
+        raise ValueError(f"not a {FORMAT} trace header: {h!r}")
+    c = h["constants"]
+    parents = tuple(None if p == 0 else p - 1 for p in c["Parents"])
+    return m.Config(scripts=scripts_from_json(c["Scripts"]), parents=parents, ttl=c["TTL"],
+                    max_time=c["MaxTime"], resumers=c["NResumers"],
+                    responses=tuple(c["Responses"]), max_crashes=c["MaxCrashes"])
+
+
+def _pause(ps: PauseState) -> dict[str, Any]:
+    return {"phase": ps.phase.value, "expires_at": ps.expires_at,
+            "turn_recorded": ps.turn_recorded,
+            "response": "" if ps.response_digest is None else ps.response_digest,
+            "consumed_at": -1 if ps.consumed_at is None else ps.consumed_at}
+
+
+def observe(s: m.System) -> dict[str, Any]:
+    """The observable fields of a model state, as a trace line's ``state``."""
+    return {
+        "now": s.now, "crashes": s.crashes,
+        "runs": [{"phase": run.phase.value, "pc": run.pc,
+                  "journal": [j.value for j in run.journal], "counts": list(run.counts),
+                  "slots": [{"kind": x.kind.value, "pc": x.pc, "version": x.version,
+                             "consumes": x.consumes, **_pause(x.state)} for x in run.slots]}
+                 for run in s.runs],
+        "resumers": [{"phase": res.phase.value,
+                      "run": res.run, "slot": res.slot, "response": res.response,
+                      "seen_version": res.seen_version} for res in s.resumers],
+    }
+
+
+def line(action: str, args: Sequence[object], post: m.System,
+         result: str | None = None) -> dict[str, Any]:
+    names = ARG_NAMES[action] if action != "Init" else ()
+    rec: dict[str, Any] = {"action": action, "args": dict(zip(names, args, strict=True)),
+                           "state": observe(post)}
+    if result is not None:
+        rec["result"] = result
+    return rec
+
+
+@attrs.define
+class TraceWriter:
+    """Collects trace lines (as dicts); :meth:`dumps` renders NDJSON."""
+
+    cfg: m.Config
+    lines: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        self.lines.append(header(self.cfg))
+
+    def init(self, s: m.System) -> None:
+        self.lines.append(line("Init", (), s))
+
+    def step(self, action: str, args: Sequence[object], post: m.System,
+             result: str | None = None) -> None:
+        self.lines.append(line(action, args, post, result))
+
+    def dumps(self) -> str:
+        return "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in self.lines)
+
+
+RARE: Final[dict[str, float]] = {"Cancel": 0.05, "Crash": 0.15, "Tick": 0.3}
+"""Default walk weights: actions that end or reset a run are drawn less often, so a walk
+gets somewhere before it is cut short (every other action weighs 1)."""
+
+
+def random_walk(cfg: m.Config, steps: int, seed: int,
+                weights: Mapping[str, float] = RARE) -> TraceWriter:
+    """A trace of a random walk through the model (deterministic by seed), stopping early
+    when nothing is enabled."""
+    rng = random.Random(seed)
+    w = TraceWriter(cfg)
+    s = m.initial(cfg)
+    w.init(s)
+    for _ in range(steps):
+        succ = list(m.successors(cfg, s))
+        if not succ:
+            break
+        lab = rng.choices(succ, [weights.get(x.action, 1.0) for x in succ])[0]
+        result = (m.commit_result(cfg, s, int(str(lab.args[0])))
+                  if lab.action == "ResumeCommit" else None)
+        w.step(lab.action, lab.args, lab.state, result)
+        s = lab.state
+    return w
+
+
+# -- validation against the Python model ---------------------------------------------------------
+
+
+def matches(recorded: Any, observed: Any) -> bool:
+    """Every field present in ``recorded`` equals ``observed``'s (lists: same length, each
+    element matching)."""
+    if isinstance(recorded, dict):
+        return isinstance(observed, dict) and all(
+            k in observed and matches(v, observed[k]) for k, v in recorded.items())
+    if isinstance(recorded, list):
+        return (isinstance(observed, list) and len(recorded) == len(observed)
+                and all(matches(a, b) for a, b in zip(recorded, observed, strict=True)))
+    return bool(recorded == observed) and type(recorded) is type(observed)
+
+
+@attrs.frozen
+class Validation:
+    ok: bool
+    lines: int
+    message: str = ""
+
+
+def parse(text: str) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in text.splitlines() if x.strip()]
+
+
+def validate(records: Iterable[Mapping[str, Any]]) -> Validation:
+    """Replay a trace against the Python model: each line's action, with its arguments, must
+    be an enabled successor of a state the previous lines allow, leading to a state that
+    matches the line's recorded fields (and, for ``ResumeCommit``, its ``result``)."""
+    recs = list(records)
+    if not recs:
+        return Validation(False, 0, "empty trace")
+    try:
+        cfg = config_from_header(recs[0])
+    except (KeyError, ValueError, TypeError) as exc:
+        return Validation(False, 1, f"bad header: {exc}")
+    if len(recs) < 2 or recs[1].get("action") != "Init":
+        return Validation(False, 1, "line 2 must be the Init line")
+    init = m.initial(cfg)
+    if not matches(recs[1].get("state", {}), observe(init)):
+        return Validation(False, 2, "the Init line does not match model.initial")
+    current: set[m.System] = {init}
+    for n, rec in enumerate(recs[2:], start=3):
+        action = rec.get("action")
+        if action not in ARG_NAMES:
+            return Validation(False, n, f"line {n}: unknown action {action!r}")
+        try:
+            args = tuple(rec.get("args", {})[a] for a in ARG_NAMES[action])
+        except KeyError as exc:
+            return Validation(False, n, f"line {n}: {action} lacks argument {exc}")
+        nxt: set[m.System] = set()
+        for s in current:
+            for lab in m.successors(cfg, s):
+                if lab.action != action or lab.args != args:
+                    continue
+                if "result" in rec and action == "ResumeCommit":
+                    if m.commit_result(cfg, s, int(str(args[0]))) != rec["result"]:
+                        continue
+                if matches(rec.get("state", {}), observe(lab.state)):
+                    nxt.add(lab.state)
+        if not nxt:
+            return Validation(False, n, f"line {n}: {action}{list(args)} is not an enabled "
+                              "step leading to the recorded state")
+        current = nxt
+    return Validation(True, len(recs))
