@@ -29,7 +29,7 @@ from pausepoint.core.lifecycle import (
     Phase,
     Reconcile,
     RecordTurn,
-    Refused,
+    Refusal,
     Resolution,
     Resume,
     step,
@@ -164,7 +164,7 @@ def test_pause_refusal_order_each_check_in_turn(flag: str, code: ErrorCode, cite
     i = PAUSE_FLAGS.index(flag)
     facts = {f: j < i for j, f in enumerate(PAUSE_FLAGS)}
     out = step(PauseState(), Pause(expires_at=EXPIRES, **facts))
-    assert isinstance(out, Refused), out
+    assert isinstance(out, Refusal), out
     assert (out.code, out.clause) == (code, clause(cited))
 
 
@@ -189,7 +189,7 @@ def test_pause_first_failing_check_decides_for_every_combination() -> None:
             assert out == Accepted(PauseState(Phase.PAUSED, EXPIRES), Action.PAUSED,
                                    "pause.refusal.before-mint")
         else:
-            assert isinstance(out, Refused) and out.code == want, (facts, out)
+            assert isinstance(out, Refusal) and out.code == want, (facts, out)
 
 
 def test_a_second_pause_of_a_live_pause_point_is_refused() -> None:
@@ -197,7 +197,7 @@ def test_a_second_pause_of_a_live_pause_point_is_refused() -> None:
     for s in REACHABLE:
         if s.phase != Phase.RUNNING:
             out = step(s, Pause(expires_at=EXPIRES))
-            assert isinstance(out, Refused)
+            assert isinstance(out, Refusal)
             assert out.code in {E.INVALID_TRANSITION, E.PAUSE_CONSUMED, E.PAUSE_EXPIRED,
                                 E.PAUSE_CANCELLED}
 
@@ -280,7 +280,7 @@ def test_resume_refusal_order_each_check_in_turn(state: PauseState, fail: dict[s
         later = {"response_valid": False}
     fields: dict[str, object] = {"now": 0, "response_digest": "a", **later, **fail}
     out = step(state, Resume(**fields))  # type: ignore[arg-type]
-    assert isinstance(out, Refused), out
+    assert isinstance(out, Refusal), out
     assert (out.code, out.clause) == (code, clause(cited))
 
 
@@ -326,7 +326,7 @@ def test_record_turn_earns_resumable_only_on_a_reported_write() -> None:
     assert ok == Accepted(attrs.evolve(paused, phase=Phase.RESUMABLE, turn_recorded=True),
                           Action.TURN_RECORDED, "turn.resumable.earned")
     bad = step(paused, RecordTurn(False))
-    assert isinstance(bad, Refused) and bad.code == E.CHECKPOINT_WRITE_FAILED
+    assert isinstance(bad, Refusal) and bad.code == E.CHECKPOINT_WRITE_FAILED
     assert bad.clause == clause("turn.write-failed.stays-paused")
     unknown = PauseState(Phase.UNKNOWN_OUTCOME, EXPIRES)
     out = step(unknown, RecordTurn(True))  # recorded, but still blocked on the outcome
@@ -339,7 +339,7 @@ def test_expire_only_when_due() -> None:
     for s in (PauseState(Phase.PAUSED, EXPIRES), RESUMABLE,
               PauseState(Phase.UNKNOWN_OUTCOME, EXPIRES)):
         early = step(s, Expire(now=EXPIRES - 1))
-        assert isinstance(early, Refused) and early.code == E.NOT_DUE
+        assert isinstance(early, Refusal) and early.code == E.NOT_DUE
         due = step(s, Expire(now=EXPIRES))
         assert isinstance(due, Accepted) and due.state == attrs.evolve(s, phase=Phase.EXPIRED)
 
@@ -351,13 +351,13 @@ def test_unknown_outcome_and_reconcile() -> None:
         out = step(s, MarkUnknown())
         assert isinstance(out, Accepted) and out.state.phase == Phase.UNKNOWN_OUTCOME
         blocked = step(out.state, Resume(now=0, response_digest="a"))
-        assert isinstance(blocked, Refused) and blocked.code == E.OUTCOME_UNKNOWN
+        assert isinstance(blocked, Refusal) and blocked.code == E.OUTCOME_UNKNOWN
         for r in Resolution:
             back = step(out.state, Reconcile(r))
             assert isinstance(back, Accepted) and back.state == s
     for s in (PauseState(Phase.PAUSED, EXPIRES), RESUMABLE):
         out = step(s, Reconcile(Resolution.APPLIED))
-        assert isinstance(out, Refused) and out.code == E.INVALID_TRANSITION
+        assert isinstance(out, Refusal) and out.code == E.INVALID_TRANSITION
 
 
 def test_cancel_from_every_non_terminal_phase() -> None:
@@ -365,7 +365,7 @@ def test_cancel_from_every_non_terminal_phase() -> None:
     for s in REACHABLE:
         out = step(s, Cancel())
         if s.phase in TERMINAL:
-            assert isinstance(out, Refused)
+            assert isinstance(out, Refusal)
         else:
             assert out == Accepted(attrs.evolve(s, phase=Phase.CANCELLED), Action.CANCELLED,
                                    "cancel.distinct")
@@ -385,9 +385,9 @@ def test_terminal_phases_absorb_every_event() -> None:
             if isinstance(out, Accepted):
                 assert out.action == Action.REPLAYED and out.state == s, (s, e, out)
             else:
-                assert isinstance(out, Refused), (s, e, out)
+                assert isinstance(out, Refusal), (s, e, out)
             if type(e) in (RecordTurn, Expire, Cancel, MarkUnknown, Reconcile):
-                assert isinstance(out, Refused) and out.code == {
+                assert isinstance(out, Refusal) and out.code == {
                     Phase.CONSUMED: E.PAUSE_CONSUMED, Phase.EXPIRED: E.PAUSE_EXPIRED,
                     Phase.CANCELLED: E.PAUSE_CANCELLED}[s.phase], (s, e, out)
 
@@ -395,14 +395,14 @@ def test_terminal_phases_absorb_every_event() -> None:
 def test_a_refusal_carries_no_state_and_leaves_the_input_alone() -> None:
     """`lifecycle.refusal.no-change`, `lifecycle.transition.table`: a refusal is a value with a
     clause, a code and a message -- no new state -- and the state given in is untouched."""
-    assert "state" not in attrs.fields_dict(Refused)
+    assert "state" not in attrs.fields_dict(Refusal)
     refusals = 0
     for s in REACHABLE:
         before = attrs.asdict(s)
         for e in alphabet():
             out = step(s, e)
             assert attrs.asdict(s) == before
-            if isinstance(out, Refused):
+            if isinstance(out, Refusal):
                 refusals += 1
                 assert out.clause in CLAUSE_BY_ID and out.code in set(ErrorCode) and out.message
     assert refusals > 100
