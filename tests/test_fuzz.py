@@ -24,7 +24,7 @@ from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.tokens import MAX_TOKEN_LENGTH
 from pausepoint.engine.run import PauseBinding
-from pausepoint_conformance.cli.main import main as cli
+from pausepoint_conformance.cli import main as cli
 from pausepoint_conformance.faults.fuzz import (
     MUTATOR_NAMES,
     RESPONSE,

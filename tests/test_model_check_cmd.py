@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint_conformance.cli.main import main as cli
+from pausepoint_conformance.cli import main as cli
 from pausepoint_conformance.modelcheck import lockstep as mc
 
 
