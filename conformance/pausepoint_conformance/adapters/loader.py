@@ -22,17 +22,6 @@ from typing import Any, cast
 
 from pausepoint_conformance.protocol.port import Adapter
 
-SYNTAX = """\
-adapters:
-  reference | reference:sqlite   the embedded reference on SQLite (default)
-  reference:memory               the embedded reference on the in-memory store
-  cmd:"<command line>"           an implementation in any language, speaking the stdio
-                                 protocol (spec/adapter-protocol.md) as a subprocess
-  MODULE:CALLABLE                an in-process Python adapter factory
-  path/to/file.py:CALLABLE       the same, loaded from a file
-"""
-
-
 class AdapterSpecError(ValueError):
     pass
 

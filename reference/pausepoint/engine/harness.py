@@ -11,9 +11,8 @@ An effect may carry ``"fault": "crash_before_apply" | "crash_after_apply"``: the
 executes, the process "dies" at that point (the harness drops everything volatile until
 :meth:`Harness.restart`).
 
-The harness is what the conformance suite's reference adapter drives, what ``pausepoint demo``
-shows, and what the stateful tests compare with :mod:`pausepoint.system.model`: its semantics are the
-model's (a run continues from its recorded turn; an effect journalled finished is skipped; an
+The harness is what the conformance suite's reference adapter drives and what the stateful
+tests compare with :mod:`pausepoint.system.model`: its semantics are the model's (a run continues from its recorded turn; an effect journalled finished is skipped; an
 effect journalled started and not finished when the run stopped opens a recovery pause in
 ``unknown_outcome`` instead of being retried).  The model has no gates.
 """

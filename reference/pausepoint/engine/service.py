@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from pausepoint.core import lifecycle as lc
-from pausepoint.core.canonical import canonical_json, check_bounds, digest
+from pausepoint.core.canonical import canonical_json, digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import PauseState, Phase
@@ -78,16 +78,6 @@ class RunView(enum.StrEnum):
 
 def _refuse(out: lc.Refusal) -> PausepointError:
     return PausepointError(out.code, out.clause, out.message)
-
-
-def _json(value: object, what: str, code: ErrorCode, clause: str) -> str:
-    problem = check_bounds(value)
-    if problem is not None:
-        raise PausepointError(code, clause, f"the {what} is out of bounds: {problem}")
-    try:
-        return canonical_json(value)
-    except (TypeError, ValueError) as exc:
-        raise PausepointError(code, clause, f"the {what} is not JSON: {exc}") from None
 
 
 class PauseService:

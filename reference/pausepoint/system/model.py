@@ -164,10 +164,6 @@ def initial(cfg: Config) -> System:
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _set(t: tuple[object, ...], i: int, v: object) -> tuple[object, ...]:
-    return t[:i] + (v,) + t[i + 1:]
-
-
 def _with_run(s: System, r: int, run: RunState) -> System:
     return System(s.now, s.runs[:r] + (run,) + s.runs[r + 1:], s.resumers, s.crashes)
 
