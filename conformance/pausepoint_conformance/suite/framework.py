@@ -27,6 +27,7 @@ from typing import Any, Final
 import attrs
 
 from pausepoint.core import lifecycle as lc
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode, Group, clause
 from pausepoint_conformance.protocol.port import Adapter, optional_op
 from pausepoint_conformance.protocol.wire import (
@@ -112,7 +113,7 @@ class CaseOutcome(enum.StrEnum):
 
 
 class CheckFailed(Exception):
-    def __init__(self, clause_id: str, expected: object, got: object, message: str) -> None:
+    def __init__(self, clause_id: ClauseId, expected: object, got: object, message: str) -> None:
         super().__init__(f"{clause_id}: {message} (expected {expected!r}, got {got!r})")
         self.clause = clause(clause_id)
         self.expected = expected
@@ -144,7 +145,7 @@ class Check:
 
     id: str
     description: str
-    clauses: tuple[str, ...]
+    clauses: tuple[ClauseId, ...]
     fn: CheckFn
     groups: frozenset[Group]
 
@@ -225,16 +226,17 @@ def describe(result: Any) -> Any:
 CHECKS: list[Check] = []
 
 
-def check(id: str, description: str, clauses: Sequence[str],
+def check(check_id: str, description: str, clauses: Sequence[ClauseId],
           needs: Iterable[Group] = ()) -> Callable[[CheckFn], CheckFn]:
-    """Register a check.  Every cited clause must exist (``clause()`` raises otherwise)."""
+    """Register a check.  Every cited clause must exist: mypy holds the ids to
+    :data:`~pausepoint.core.clause_ids.ClauseId`, and ``clause()`` raises at import otherwise."""
     cited = tuple(clause(c) for c in clauses)
 
     def register(fn: CheckFn) -> CheckFn:
-        if any(c.id == id for c in CHECKS):
-            raise ValueError(f"two checks named {id!r}")
+        if any(c.id == check_id for c in CHECKS):
+            raise ValueError(f"two checks named {check_id!r}")
         groups = frozenset({CLAUSE_BY_ID[c].group for c in cited} | set(needs))
-        CHECKS.append(Check(id=id, description=description, clauses=cited, fn=fn,
+        CHECKS.append(Check(id=check_id, description=description, clauses=cited, fn=fn,
                             groups=groups | {Group.CORE}))
         return fn
     return register
@@ -276,15 +278,15 @@ class Ctx:
 
     # -- failure helpers ---------------------------------------------------------------------
 
-    def fail(self, clause_id: str, expected: object, got: object, message: str) -> CheckFailed:
+    def fail(self, clause_id: ClauseId, expected: object, got: object, message: str) -> CheckFailed:
         return CheckFailed(clause_id, expected, got, message)
 
-    def expect(self, cond: bool, clause_id: str, expected: object, got: object,
+    def expect(self, cond: bool, clause_id: ClauseId, expected: object, got: object,
                message: str) -> None:
         if not cond:
             raise self.fail(clause_id, expected, got, message)
 
-    def expect_also(self, cond: bool, clause_id: str, expected: object, got: object,
+    def expect_also(self, cond: bool, clause_id: ClauseId, expected: object, got: object,
                     message: str) -> None:
         """Like :meth:`expect`, but a failure is recorded and the check goes on, so that one
         case can show several clauses broken (a race with four winners also ran the
@@ -292,7 +294,7 @@ class Ctx:
         if not cond:
             self.also.append(self.fail(clause_id, expected, got, message))
 
-    def _unwrap(self, result: Any, what: str, clause_id: str | None) -> Any:
+    def _unwrap(self, result: Any, what: str, clause_id: ClauseId | None) -> Any:
         """The data of an ``ok``; a refusal where success was needed fails ``clause_id``."""
         if isinstance(result, Ok):
             return result.data
@@ -305,7 +307,7 @@ class Ctx:
                             describe(result), f"{what} was refused")
         raise CheckErrored(f"{what} returned {result!r}", "")
 
-    def expect_refused(self, result: Any, codes: Iterable[str | ErrorCode], clause_id: str,
+    def expect_refused(self, result: Any, codes: Iterable[str | ErrorCode], clause_id: ClauseId,
                        what: str) -> Refused:
         want = sorted(str(getattr(c, "value", c)) for c in codes)
         if isinstance(result, Skipped):
@@ -399,7 +401,7 @@ class Ctx:
             script=list(script))), f"start {run_id}")
 
     def start(self, script: Sequence[Step], run_id: str = "r1", *, parent: str | None = None,
-              session: str = SESSION, scope: str = SCOPE, clause_id: str | None = None,
+              session: str = SESSION, scope: str = SCOPE, clause_id: ClauseId | None = None,
               status: str | None = "paused") -> RunReport:
         """Start a run that must be accepted (and, by default, pause)."""
         rep: RunReport = self._unwrap(self.start_raw(script, run_id, parent=parent,
@@ -437,7 +439,7 @@ class Ctx:
                           run_id=run_id or rid, session_id=session, scope=scope,
                           responder=responder)
 
-    def resume(self, pause: PublishedPause, response: Any = DEFAULT, *, clause_id: str | None = None,
+    def resume(self, pause: PublishedPause, response: Any = DEFAULT, *, clause_id: ClauseId | None = None,
                replayed: bool = False, **kw: Any) -> ResumeData:
         """Resume that must be accepted (a first consume unless ``replayed``)."""
         what = f"resume of {pause.interrupt_id}"
@@ -453,12 +455,12 @@ class Ctx:
         return data
 
     def refuse_resume(self, pause: PublishedPause, codes: Iterable[str | ErrorCode],
-                      clause_id: str, what: str = "", response: Any = DEFAULT,
+                      clause_id: ClauseId, what: str = "", response: Any = DEFAULT,
                       **kw: Any) -> Refused:
         return self.expect_refused(self.resume_raw(pause, response, **kw), codes, clause_id,
                                    what or f"resume of {pause.interrupt_id}")
 
-    def cancel(self, run_id: str, clause_id: str | None = None) -> CancelData:
+    def cancel(self, run_id: str, clause_id: ClauseId | None = None) -> CancelData:
         data: CancelData = self._unwrap(self.adapter.cancel(CancelArgs(run_id=run_id)),
                                         f"cancel {run_id}", clause_id)
         self._saw_run(data.run, f"cancel {run_id}", invoked=False)
@@ -469,7 +471,7 @@ class Ctx:
                      None)
         self.now += ms
 
-    def crash_restart(self, clause_id: str | None = None) -> RestartData:
+    def crash_restart(self, clause_id: ClauseId | None = None) -> RestartData:
         data: RestartData = self._unwrap(self.adapter.crash_restart(CrashRestartArgs()),
                                          "crash_restart", clause_id)
         for rep in data.runs:
@@ -483,7 +485,7 @@ class Ctx:
             interrupt_id=pause.interrupt_id, resolution=Resolution(resolution))), "reconcile")
 
     def reconcile(self, pause: PublishedPause, resolution: str,
-                  clause_id: str = "effect.reconcile") -> str:
+                  clause_id: ClauseId = "effect.reconcile") -> str:
         data = self._unwrap(self.reconcile_raw(pause, resolution),
                             f"reconcile {pause.interrupt_id}", clause_id)
         phase: str = data.phase
@@ -498,7 +500,7 @@ class Ctx:
         self._saw_phase(iid, phase)
         return phase
 
-    def expect_phase(self, pause: PublishedPause, phase: str | Iterable[str], clause_id: str,
+    def expect_phase(self, pause: PublishedPause, phase: str | Iterable[str], clause_id: ClauseId,
                      message: str = "") -> str:
         want = {phase} if isinstance(phase, str) else set(phase)
         got = self.phase(pause)
@@ -512,7 +514,7 @@ class Ctx:
         n: int = data.count
         return n
 
-    def expect_count(self, run_id: str, key: str, n: int, clause_id: str,
+    def expect_count(self, run_id: str, key: str, n: int, clause_id: ClauseId,
                      message: str = "") -> None:
         got = self.count(run_id, key)
         self.expect(got == n, clause_id, n, got,

@@ -19,6 +19,7 @@ from typing import Final
 
 import attrs
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 
 
@@ -134,12 +135,12 @@ class Action(enum.StrEnum):
 class Accepted:
     state: PauseState
     action: Action
-    clause: str
+    clause: ClauseId
 
 
 @attrs.frozen
 class Refusal:
-    clause: str
+    clause: ClauseId
     code: ErrorCode
     message: str
 
@@ -157,7 +158,7 @@ class Guard:
     """One ordered check: when ``holds`` is false the event is refused with ``code``."""
 
     name: str
-    clause: str
+    clause: ClauseId
     code: ErrorCode
     message: str
     holds: Predicate
@@ -170,7 +171,7 @@ class Row:
 
     event: type[Event]
     source: Phase
-    clause: str
+    clause: ClauseId
     target: Phase | None = None
     action: Action | None = None
     checks: tuple[Guard, ...] = ()

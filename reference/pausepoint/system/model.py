@@ -496,7 +496,7 @@ def NoResumeWhileUnknown(cfg: Config, s: System) -> bool:
                for run in s.runs if run.phase == RunPhase.RUNNING)
 
 
-def PausedRunHasLivePauseOrDecision(cfg: Config, s: System) -> bool:
+def PausedRunHasPausePoints(cfg: Config, s: System) -> bool:
     """lifecycle.states: a paused run has pause points at its current step."""
     return all(any(x.pc == run.pc for x in run.slots)
                for run in s.runs if run.phase == RunPhase.PAUSED)
@@ -523,7 +523,7 @@ INVARIANTS: Final[dict[str, Invariant]] = {
     "ResumableHasTurn": ResumableHasTurn,
     "EffectsAtMostOnce": EffectsAtMostOnce,
     "NoResumeWhileUnknown": NoResumeWhileUnknown,
-    "PausedRunHasPausePoints": PausedRunHasLivePauseOrDecision,
+    "PausedRunHasPausePoints": PausedRunHasPausePoints,
     "CancelPropagated": CancelPropagated,
 }
 

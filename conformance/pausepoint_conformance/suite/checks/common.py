@@ -7,6 +7,7 @@ import base64
 import json
 from typing import Any, Final
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode as E
 from pausepoint_conformance.protocol.wire import Ok, PublishedPause, Refused
 from pausepoint_conformance.suite.framework import (
@@ -25,7 +26,7 @@ LONE_SURROGATE: Final[str] = json.loads('"approve \\ud800"')
 """Not Unicode text: UTF-8 cannot carry it, so no two languages need read it alike."""
 
 
-def only(rep_pauses: list[PublishedPause], ctx: Ctx, clause_id: str, n: int = 1,
+def only(rep_pauses: list[PublishedPause], ctx: Ctx, clause_id: ClauseId, n: int = 1,
          what: str = "") -> list[PublishedPause]:
     ctx.expect(len(rep_pauses) == n, clause_id, f"{n} published pause(s)",
                [p.name for p in rep_pauses], what or "wrong number of published pauses")
