@@ -82,6 +82,12 @@ class Handlers(_In):
                                 description="key applied when the finally clause runs")
 
 
+CheckpointWrite = Literal["ok", "fail"]
+"""How an interrupt step's turn-checkpoint write reports (:attr:`InterruptStep.checkpoint_write`)."""
+CheckpointBinding = Literal["turn", "none"]
+"""What an interrupt step's pause is bound to (:attr:`InterruptStep.checkpoint`)."""
+
+
 class InterruptStep(_In):
     """Stop to ask a person: one pause point per name (``name``, or several at once with
     ``names``), answered independently; the run continues when every one is consumed.
@@ -95,8 +101,8 @@ class InterruptStep(_In):
     name: str | None = None
     names: list[str] | None = None
     payload: JsonValue = Field(default_factory=dict)
-    checkpoint_write: Literal["ok", "fail"] = "ok"
-    checkpoint: Literal["turn", "none"] = Field(
+    checkpoint_write: CheckpointWrite = "ok"
+    checkpoint: CheckpointBinding = Field(
         default="turn", description="turn: bound to the checkpoint of the turn that asks; "
                                     "none: no checkpoint to bind to (refused)")
     tool_call_id: str | None = Field(default=None, description="the tool call a tool pause "
@@ -394,6 +400,12 @@ class KeyData(_Out):
     kid: str = Field(description="the key id of the new signing key")
 
 
+Durability = Literal["durable", "volatile"]
+"""A trial wiring's part: one that survives a restart, or one in memory."""
+TokenCodec = Literal["none", "both", "encoder_only", "decoder_only"]
+"""A trial wiring's token encoder/decoder pair: none, both, or only one half."""
+
+
 class WiringArgs(_In):
     """Optional operation: wire a *trial* deployment from these parts, say what it offers the
     model, and discard it (wiring.consistent, wiring.no-interaction-no-tool).  The instance
@@ -402,9 +414,9 @@ class WiringArgs(_In):
     both, or only one half.  ``interactions`` are names from the protocol's interaction table
     to register (none at all is allowed)."""
 
-    checkpoints: Literal["durable", "volatile"]
-    ledger: Literal["durable", "volatile"]
-    token_codec: Literal["none", "both", "encoder_only", "decoder_only"] = "none"
+    checkpoints: Durability
+    ledger: Durability
+    token_codec: TokenCodec = "none"
     interactions: list[str] = Field(default_factory=list)
 
 

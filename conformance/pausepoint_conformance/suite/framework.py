@@ -35,11 +35,15 @@ from pausepoint_conformance.protocol.wire import (
     AdvanceClockArgs,
     CancelArgs,
     CancelData,
+    CheckpointBinding,
+    CheckpointWrite,
     CrashRestartArgs,
+    Durability,
     EffectCountArgs,
     EffectStep,
     EndStep,
     Errored,
+    Fault,
     GateStep,
     Handlers,
     InterruptStep,
@@ -62,6 +66,7 @@ from pausepoint_conformance.protocol.wire import (
     StartArgs,
     StatusArgs,
     Step,
+    TokenCodec,
     WiringArgs,
 )
 
@@ -575,12 +580,12 @@ class Ctx:
         self._unwrap(self.retire_key_raw(kid), f"retiring the drained key {kid}",
                      "token.rotation.drain")
 
-    def wiring_raw(self, checkpoints: str, ledger: str, token_codec: str = "none",
-                   interactions: Sequence[str] = ()) -> Any:
+    def wiring_raw(self, checkpoints: Durability, ledger: Durability,
+                   token_codec: TokenCodec = "none", interactions: Sequence[str] = ()) -> Any:
         """A trial wiring (optional operation ``wiring``): the raw result."""
         return self.optional("wiring", WiringArgs(
-            checkpoints=checkpoints, ledger=ledger,  # type: ignore[arg-type]
-            token_codec=token_codec, interactions=list(interactions)))  # type: ignore[arg-type]
+            checkpoints=checkpoints, ledger=ledger, token_codec=token_codec,
+            interactions=list(interactions)))
 
     def needs_claim(self, group: Group) -> bool:
         return group in self.claimed
@@ -589,13 +594,14 @@ class Ctx:
 def run_check(adapter: Adapter, chk: Check, claimed: frozenset[Group],
               ttl_ms: int = TTL_MS) -> CaseResult:
     """Run one check on a fresh instance; every ending is accounted for."""
-    base = dict(id=chk.id, kind="check", description=chk.description, clauses=chk.clauses,
-                groups=tuple(sorted(g.value for g in chk.groups)))
+    base = CaseResult(id=chk.id, kind="check", description=chk.description,
+                      clauses=chk.clauses, groups=tuple(sorted(g.value for g in chk.groups)),
+                      outcome=CaseOutcome.PASSED)
     missing = chk.groups - claimed
     if missing:
-        return CaseResult(**base, outcome=CaseOutcome.NOT_CLAIMED,  # type: ignore[arg-type]
-                          message="needs unclaimed group(s): "
-                          + ", ".join(sorted(g.value for g in missing)))
+        return attrs.evolve(base, outcome=CaseOutcome.NOT_CLAIMED,
+                            message="needs unclaimed group(s): "
+                            + ", ".join(sorted(g.value for g in missing)))
     ctx = Ctx(adapter, chk, claimed, ttl_ms)
     t0 = time.perf_counter()
     try:
@@ -604,48 +610,45 @@ def run_check(adapter: Adapter, chk: Check, claimed: frozenset[Group],
     except CheckFailed as f:
         return _failed(base, [*ctx.also, f], time.perf_counter() - t0)
     except CheckSkipped as s:
-        return CaseResult(**base, outcome=CaseOutcome.SKIPPED,  # type: ignore[arg-type]
-                          message=s.reason, duration_s=time.perf_counter() - t0)
+        return attrs.evolve(base, outcome=CaseOutcome.SKIPPED, message=s.reason,
+                            duration_s=time.perf_counter() - t0)
     except CheckErrored as e:
-        return CaseResult(**base, outcome=CaseOutcome.ERRORED,  # type: ignore[arg-type]
-                          message=f"{e.what}\n{e.traceback}".strip(),
-                          duration_s=time.perf_counter() - t0)
+        return attrs.evolve(base, outcome=CaseOutcome.ERRORED,
+                            message=f"{e.what}\n{e.traceback}".strip(),
+                            duration_s=time.perf_counter() - t0)
     except Exception:
-        return CaseResult(**base, outcome=CaseOutcome.ERRORED,  # type: ignore[arg-type]
-                          message="the check itself raised:\n" + traceback.format_exc(),
-                          duration_s=time.perf_counter() - t0)
+        return attrs.evolve(base, outcome=CaseOutcome.ERRORED,
+                            message="the check itself raised:\n" + traceback.format_exc(),
+                            duration_s=time.perf_counter() - t0)
     if ctx.also:
         return _failed(base, ctx.also, time.perf_counter() - t0)
-    return CaseResult(**base, outcome=CaseOutcome.PASSED,  # type: ignore[arg-type]
-                      duration_s=time.perf_counter() - t0)
+    return attrs.evolve(base, outcome=CaseOutcome.PASSED, duration_s=time.perf_counter() - t0)
 
 
-def _failed(base: dict[str, Any], failures: Sequence[CheckFailed], seconds: float
-            ) -> CaseResult:
+def _failed(base: CaseResult, failures: Sequence[CheckFailed], seconds: float) -> CaseResult:
     """A failed case: its first failure, and every later one as ``also_failed``."""
     first = failures[0]
-    return CaseResult(**base, outcome=CaseOutcome.FAILED,
-                      failed_clause=first.clause, expected=first.expected, got=first.got,
-                      message=first.message, duration_s=seconds,
-                      also_failed=tuple((f.clause, f.message) for f in failures[1:]))
+    return attrs.evolve(base, outcome=CaseOutcome.FAILED,
+                        failed_clause=first.clause, expected=first.expected, got=first.got,
+                        message=first.message, duration_s=seconds,
+                        also_failed=tuple((f.clause, f.message) for f in failures[1:]))
 
 
 # -- script shorthands -----------------------------------------------------------------------
 
 
-def effect(key: str, fault: str | None = None) -> EffectStep:
-    return EffectStep(key=key, fault=fault)  # type: ignore[arg-type]
+def effect(key: str, fault: Fault | None = None) -> EffectStep:
+    return EffectStep(key=key, fault=fault)
 
 
 def ask(name: str = "approve", payload: Any = None, *, names: Sequence[str] | None = None,
-        checkpoint_write: str = "ok", tool_call_id: str | None = None,
-        checkpoint: str = "turn", handlers: Handlers | None = None) -> InterruptStep:
+        checkpoint_write: CheckpointWrite = "ok", tool_call_id: str | None = None,
+        checkpoint: CheckpointBinding = "turn", handlers: Handlers | None = None
+        ) -> InterruptStep:
     return InterruptStep(name=None if names else name, names=list(names) if names else None,
                          payload={} if payload is None else payload,
-                         checkpoint_write=checkpoint_write,  # type: ignore[arg-type]
-                         tool_call_id=tool_call_id,
-                         checkpoint=checkpoint,  # type: ignore[arg-type]
-                         handlers=handlers)
+                         checkpoint_write=checkpoint_write, tool_call_id=tool_call_id,
+                         checkpoint=checkpoint, handlers=handlers)
 
 
 def gate(amount: float, allow_up_to: float, deny_over: float) -> GateStep:

@@ -176,7 +176,11 @@ class Signer(Protocol):
         """Return (token, key id)."""
         ...
 
-    def verify(self, token: str) -> Claims: ...
+    def verify(self, token: object) -> Claims:
+        """The claims of ``token``.  A token arrives from outside as any value (a JSON number,
+        a list, hostile text), and verifying it is what decides that it is a token: whatever
+        it is, the only failure is the typed refusal (``token.parse.strict``)."""
+        ...
 
 
 class RunStatus(enum.StrEnum):

@@ -464,7 +464,7 @@ class KeyRing:
                                   "characters")
         return token, key.kid
 
-    def verify(self, token: str) -> Claims:
+    def verify(self, token: object) -> Claims:
         """Return the claims of a token signed by a key in the ring.  Raises
         :class:`PausepointError` (``token_malformed`` or ``token_invalid``) and nothing else,
         whatever ``token`` is; see the module docstring for the exact checks and order."""

@@ -49,7 +49,7 @@ from pausepoint.engine.run import (
     Runner,
     current_run_binding,
 )
-from pausepoint.engine.service import ResumeRequest
+from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle
 from pausepoint.system.model import Fault
@@ -179,7 +179,7 @@ class Harness:
                        clock=self.clock, ttl_ms=self.ttl_ms)
 
     @property
-    def service(self) -> Any:
+    def service(self) -> PauseService:
         return self.deployment.service
 
     # -- operations ----------------------------------------------------------------------
