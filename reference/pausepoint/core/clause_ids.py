@@ -69,3 +69,4 @@ ClauseId = Literal[
     "status.distinguishes",
     "input.bounded",
 ]
+"""The id of a clause of the catalogue, e.g. ``"resume.consume.single-winner"``."""

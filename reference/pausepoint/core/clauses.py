@@ -35,6 +35,9 @@ class Group(enum.StrEnum):
 
 
 class Level(enum.StrEnum):
+    """A clause's level: MUST (required of every implementation claiming its group) or SHOULD
+    (recommended)."""
+
     MUST = "MUST"
     SHOULD = "SHOULD"
 
@@ -232,6 +235,7 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "Malformed, oversized or deeply nested input gets a typed error with a code from the "
        "closed set and changes no stored state."),
 )
+"""Every clause of the contract, in the order of ``spec/contract.md``."""
 
 CLAUSE_BY_ID: Final[dict[str, Clause]] = {c.id: c for c in CLAUSES}
 

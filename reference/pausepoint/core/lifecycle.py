@@ -24,6 +24,8 @@ from pausepoint.core.clauses import ErrorCode
 
 
 class Phase(enum.StrEnum):
+    """The state of one pause point (``lifecycle.states``)."""
+
     RUNNING = "running"
     PAUSED = "paused"
     RESUMABLE = "resumable"

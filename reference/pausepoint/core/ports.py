@@ -150,6 +150,8 @@ class EffectJournal(Protocol):
 
 @runtime_checkable
 class Clock(Protocol):
+    """The time the deployment decides by: expiry and authority are judged at ``now()``."""
+
     def now(self) -> int:
         """Milliseconds."""
         ...
@@ -184,6 +186,8 @@ class Signer(Protocol):
 
 
 class RunStatus(enum.StrEnum):
+    """The stored status of a run (:attr:`RunRecord.status`)."""
+
     RUNNING = "running"
     PAUSED = "paused"
     DONE = "done"

@@ -12,8 +12,9 @@ executes, the process "dies" at that point (the harness drops everything volatil
 :meth:`Harness.restart`).
 
 The harness is what the conformance suite's reference adapter drives and what the stateful
-tests compare with :mod:`pausepoint.system.model`: its semantics are the model's (a run continues from its recorded turn; an effect journalled finished is skipped; an
-effect journalled started and not finished when the run stopped opens a recovery pause in
+tests compare with :mod:`pausepoint.system.model`: its semantics are the model's (a run
+continues from its recorded turn; an effect journalled finished is skipped; an effect
+journalled started and not finished when the run stopped opens a recovery pause in
 ``unknown_outcome`` instead of being retried).  The model has no gates.
 """
 

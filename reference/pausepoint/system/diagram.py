@@ -282,6 +282,7 @@ def clause_ids_module() -> str:
         "ClauseId = Literal[",
         *(f'    "{c.id}",' for c in CLAUSES),
         "]",
+        '"""The id of a clause of the catalogue, e.g. ``"resume.consume.single-winner"``."""',
         "",
     ))
 
