@@ -357,9 +357,9 @@ def is_check_source(path: str) -> bool:
     """Files whose citations count as a clause being tested: tests under ``tests/`` (not the
     catalogue's own meta-tests), and under ``conformance/`` the checks, suites, the check
     framework (its checks run on every observation), scenario generators and vectors -- files
-    or folders whose name contains one of :data:`CHECK_WORDS` -- and every ``.json`` file.  Adapters and command-line modules
-    (``cmd_*.py``) cite clauses in the refusals they raise or the lists they print, which is not
-    testing them."""
+    or folders whose name contains one of :data:`CHECK_WORDS` -- and every ``.json`` file.
+    Adapters and command-line modules (``cmd_*.py``) cite clauses in the refusals they raise or
+    the lists they print, which is not testing them."""
     if path in META_TESTS:
         return False
     if path.startswith("tests/"):

@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from pausepoint_conformance.protocol.port import Adapter
 
+
 class AdapterSpecError(ValueError):
     pass
 

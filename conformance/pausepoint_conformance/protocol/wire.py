@@ -1,8 +1,9 @@
 """The adapter protocol: every message the suite and an implementation exchange, as pydantic
 models.
 
-The same models serve both adapters: the in-process :class:`~pausepoint_conformance.protocol.port.Adapter`
-takes the ``*Args`` models and returns the results below, and the stdio protocol sends them as
+The same models serve both adapters: the in-process
+:class:`~pausepoint_conformance.protocol.port.Adapter` takes the ``*Args`` models and returns
+the results below, and the stdio protocol sends them as
 newline-delimited JSON (``{"id": n, "op": ..., "args": {...}}`` in, ``{"id": n, "result":
 {...}}`` out).  The JSON Schemas in ``spec/schemas/`` are generated from these models
 (:func:`schemas`) and a test keeps the committed files equal to the generated ones; the prose is
@@ -12,7 +13,8 @@ Results are one of four shapes (the ``status`` field says which):
 
 * ``{"status": "ok", "data": {...}}`` -- the operation happened; ``data`` is the op's data model;
 * ``{"status": "refused", "code": ..., "message": ..., "clause": ...}`` -- the implementation
-  refused it with an error code of the contract's closed set (``pausepoint.core.clauses.ErrorCode``);
+  refused it with an error code of the contract's closed set
+  (``pausepoint.core.clauses.ErrorCode``);
 * ``{"status": "skipped", "reason": ...}`` -- the implementation does not support the operation;
 * ``{"status": "errored", "traceback": ...}`` -- something broke (an exception, a crash, a hang,
   garbage on the wire: the suite makes this one itself when the transport fails).
@@ -83,7 +85,8 @@ class Handlers(_In):
 
 
 CheckpointWrite = Literal["ok", "fail"]
-"""How an interrupt step's turn-checkpoint write reports (:attr:`InterruptStep.checkpoint_write`)."""
+"""How an interrupt step's turn-checkpoint write reports
+(:attr:`InterruptStep.checkpoint_write`)."""
 CheckpointBinding = Literal["turn", "none"]
 """What an interrupt step's pause is bound to (:attr:`InterruptStep.checkpoint`)."""
 
@@ -271,7 +274,9 @@ class Errored(_Out):
     traceback: str
 
 
-Result = Union[Ok[T], Refused, Skipped, Errored]
+# Union, not ``|``: the alias is generic, and ``Ok[T] | Refused | ...`` cannot be subscripted
+# (``Result[HelloData]``) at run time.
+Result = Union[Ok[T], Refused, Skipped, Errored]  # noqa: UP007
 """What every operation returns."""
 
 

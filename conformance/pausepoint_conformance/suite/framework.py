@@ -444,8 +444,9 @@ class Ctx:
                           run_id=run_id or rid, session_id=session, scope=scope,
                           responder=responder)
 
-    def resume(self, pause: PublishedPause, response: Any = DEFAULT, *, clause_id: ClauseId | None = None,
-               replayed: bool = False, **kw: Any) -> ResumeData:
+    def resume(self, pause: PublishedPause, response: Any = DEFAULT, *,
+               clause_id: ClauseId | None = None, replayed: bool = False,
+               **kw: Any) -> ResumeData:
         """Resume that must be accepted (a first consume unless ``replayed``)."""
         what = f"resume of {pause.interrupt_id}"
         data: ResumeData = self._unwrap(self.resume_raw(pause, response, **kw), what,

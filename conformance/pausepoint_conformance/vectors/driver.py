@@ -246,7 +246,7 @@ class ModelDriver:
             if out.code.value == "token_invalid":
                 codes.append("token_malformed")
                 flags = ("token_error",)
-            if out.code.value in ("response_conflict",):
+            if out.code.value == "response_conflict":
                 groups.add(Group.REPLAY)
             return Expectation({"result": "refused", "codes": sorted(codes)},
                                (out.clause, "lifecycle.refusal.no-change",
