@@ -181,7 +181,7 @@ def test_only_the_runner_catches_the_pause_signal() -> None:
             reraises = any(isinstance(s, ast.Raise) and s.exc is None for s in node.body)
             if not reraises:
                 catchers.append(f"{path.relative_to(root)}:{node.lineno}")
-    assert len(catchers) == 1 and catchers[0].startswith("runner.py:"), catchers
+    assert len(catchers) == 1 and catchers[0].startswith("engine/run.py:"), catchers
 
 
 def test_current_run_binding_comes_from_the_live_run() -> None:
