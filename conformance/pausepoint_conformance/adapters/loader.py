@@ -17,17 +17,16 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, cast
 
-from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.port import Adapter, AdapterFactory
 
 
 class AdapterSpecError(ValueError):
     pass
 
 
-def load_factory(spec: str) -> Callable[[], Adapter]:
+def load_factory(spec: str) -> AdapterFactory:
     """Import ``MODULE:CALLABLE`` or ``path.py:CALLABLE``."""
     if ":" not in spec:
         raise AdapterSpecError(f"{spec!r} is not MODULE:CALLABLE")
@@ -50,7 +49,7 @@ def load_factory(spec: str) -> Callable[[], Adapter]:
     factory: Any = getattr(module, name, None)
     if not callable(factory):
         raise AdapterSpecError(f"{where!r} has no callable {name!r}")
-    return cast(Callable[[], Adapter], factory)
+    return cast(AdapterFactory, factory)
 
 
 def make_adapter(spec: str, *, timeout: float = 30.0,

@@ -501,21 +501,6 @@ def _request_model(op: Op, args: type[_In]) -> type[_In]:
 REQUEST_MODELS: dict[Op, type[_In]] = {op: _request_model(op, a) for op, (a, _) in OPS.items()}
 
 
-class Request(_In):
-    """A request line as sent: ``{"id": n, "op": ..., "args": {...}}``."""
-
-    id: int
-    op: Op
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class Response(_Out):
-    """A response line: ``{"id": n, "result": {...}}`` with ``id`` echoed from the request."""
-
-    id: int
-    result: dict[str, Any]
-
-
 def response_model(op: Op) -> type[BaseModel]:
     from pydantic import create_model
 
