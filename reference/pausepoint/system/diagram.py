@@ -34,6 +34,7 @@ from pausepoint.core.clauses import CLAUSE_BY_ID, CLAUSES, ERROR_DOCS, Clause, E
 
 __all__ = [
     "CLAUSE_IDS_PATH",
+    "CLAUSE_LINE_START",
     "SECTIONS",
     "begin_marker",
     "clause_ids_module",
