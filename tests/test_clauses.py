@@ -1,8 +1,13 @@
 """The clause catalogue, the normative spec and every citation of a clause id stay in lockstep.
 
-* ``spec/contract.md`` carries every clause of :data:`pausepoint.core.clauses.CLAUSES` exactly once,
-  as a line ``- **`<id>`** (<LEVEL>, <group>) <summary>`` with the catalogue's own summary,
-  level and group;
+* ``spec/contract.md`` carries every clause of :data:`pausepoint.core.clauses.CLAUSES` exactly
+  once, as the line :func:`pausepoint.system.diagram.clause_line` renders --
+  ``- <a id="<id>"></a>**`<id>`** (<LEVEL>, <group>) <summary>`` with the catalogue's own
+  summary, level and group;
+* every link to an anchor in the spec lands on an anchor that exists, and the contract refers
+  to clauses by anchor, never by section number;
+* :data:`pausepoint.core.clause_ids.ClauseId` is exactly what the catalogue generates, and mypy
+  refuses a mistyped clause id;
 * every string in the repository that looks like a clause id (a quoted or backticked dotted
   lowercase slug whose first segment starts some clause id) names a clause of the catalogue;
 * every MUST clause is cited by a test under ``tests/`` or a conformance check under
@@ -17,14 +22,18 @@ check is shown to be able to fail.
 
 from __future__ import annotations
 
+import os
 import re
+import typing
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import attrs
 import pytest
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import CLAUSE_BY_ID, CLAUSES, ERROR_DOCS, Clause, ErrorCode, Level
+from pausepoint.system import diagram
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "spec"
@@ -35,14 +44,16 @@ NO_SUCH_ID = "lifecycle" + ".no-such-clause"  # built, so that this file does no
 # -- the contract's clause lines -------------------------------------------------------------
 
 CLAUSE_LINE = re.compile(
-    r"^- \*\*`(?P<id>[^`]+)`\*\* \((?P<level>[A-Z]+), (?P<group>[a-z-]+)\) (?P<summary>.+)$")
-CLAUSE_FORM = re.compile(r"^\s*[-*+]\s+\*\*`")
+    r'^- <a id="(?P<anchor>[^"]*)"></a>\*\*`(?P<id>[^`]+)`\*\* '
+    r"\((?P<level>[A-Z]+), (?P<group>[a-z-]+)\) (?P<summary>.+)$")
+CLAUSE_FORM = re.compile(r'^\s*[-*+]\s+(?:<a id="[^"]*"></a>)?\*\*`')
 """Any line using the clause form (at any indentation); each must be a well-formed clause line."""
 
 
 @attrs.frozen
 class ClauseLine:
     lineno: int
+    anchor: str
     id: str
     level: str
     group: str
@@ -60,9 +71,10 @@ def clause_lines(text: str) -> tuple[list[ClauseLine], list[str]]:
         m = CLAUSE_LINE.match(line)
         if m is None:
             problems.append(f"line {n}: uses the clause form but is not "
-                            f"'- **`<id>`** (<LEVEL>, <group>) <summary>': {line!r}")
+                            f"'- <a id=\"<id>\"></a>**`<id>`** (<LEVEL>, <group>) <summary>': "
+                            f"{line!r}")
             continue
-        found.append(ClauseLine(n, m["id"], m["level"], m["group"], m["summary"]))
+        found.append(ClauseLine(n, m["anchor"], m["id"], m["level"], m["group"], m["summary"]))
     return found, problems
 
 
@@ -81,6 +93,8 @@ def contract_problems(text: str, catalogue: Iterable[Clause] = CLAUSES) -> list[
         if c is None:
             problems.append(f"line {cl.lineno}: clause {cl.id!r} is not in the catalogue")
             continue
+        if cl.anchor != cl.id:
+            problems.append(f"line {cl.lineno}: clause {cl.id!r} is anchored as {cl.anchor!r}")
         if cl.summary != c.summary:
             problems.append(f"line {cl.lineno}: summary of {cl.id!r} differs from clauses.py:"
                             f"\n    contract: {cl.summary}\n    catalogue: {c.summary}")
@@ -112,7 +126,7 @@ def test_contract_carries_every_clause_exactly_once() -> None:
 
 
 def _contract_line(c: Clause) -> str:
-    return f"- **`{c.id}`** ({c.level.value}, {c.group.value}) {c.summary}"
+    return diagram.clause_line(c)
 
 
 def test_contract_checker_catches_drift() -> None:
@@ -129,10 +143,121 @@ def test_contract_checker_catches_drift() -> None:
         "MUST in the catalogue": good.replace("(MUST,", "(SHOULD,", 1),
         "in group": good.replace(f", {a.group.value})", ", tokens)", 1),
         "uses the clause form": good + "\n  - **`lifecycle.states`** is cited here",
+        "anchored as": good.replace(f'<a id="{a.id}">', '<a id="elsewhere">', 1),
     }
     for expected, text in cases.items():
         problems = contract_problems(text, [a, b])
         assert any(expected in p for p in problems), (expected, problems)
+
+
+# -- the generated clause-id type -------------------------------------------------------------
+
+CLAUSE_IDS_FILE = ROOT / diagram.CLAUSE_IDS_PATH
+
+
+def test_clause_id_type_is_what_the_catalogue_generates() -> None:
+    assert CLAUSE_IDS_FILE.read_text(encoding="utf-8") == diagram.clause_ids_module(), (
+        f"{diagram.CLAUSE_IDS_PATH} is stale; regenerate it (see pausepoint.system.diagram)")
+    assert typing.get_args(ClauseId) == tuple(c.id for c in CLAUSES)
+
+
+def test_clause_id_module_comparison_can_fail() -> None:
+    """A catalogue with one clause more generates another module (so the test above can fail)."""
+    extra = attrs.evolve(CLAUSES[0], id=NO_SUCH_ID)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(diagram, "CLAUSES", (*CLAUSES, extra))
+        assert diagram.clause_ids_module() != CLAUSE_IDS_FILE.read_text(encoding="utf-8")
+        assert f'    "{NO_SUCH_ID}",' in diagram.clause_ids_module()
+
+
+MISTYPED = "resume" + ".expiri"  # built, so that this file does not cite it
+
+
+def test_mypy_refuses_a_mistyped_clause_id(tmp_path: Path) -> None:
+    """A clause id is a ``ClauseId``: citing one that is not in the catalogue fails mypy, the
+    correctly spelled one on the line before passes."""
+    api = pytest.importorskip("mypy.api")
+    snippet = tmp_path / "cites.py"
+    snippet.write_text("\n".join([
+        "from pausepoint.core.clauses import ErrorCode",
+        "from pausepoint.core.errors import PausepointError",
+        "",
+        'PausepointError(ErrorCode.PAUSE_EXPIRED, "resume.expiry", "cited right")',
+        f'PausepointError(ErrorCode.PAUSE_EXPIRED, "{MISTYPED}", "cited wrong")',
+        "",
+    ]), encoding="utf-8")
+    out, err, status = api.run(["--strict", "--no-incremental", "--cache-dir", os.devnull,
+                                "--no-error-summary", str(snippet)])
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert status == 1, (out, err)
+    assert len(errors) == 1, out
+    assert errors[0].startswith(f"{snippet}:5: error:") and MISTYPED in errors[0], out
+
+
+# -- anchors and links ------------------------------------------------------------------------
+
+ANCHOR = re.compile(r'<a id="(?P<id>[^"]+)"></a>')
+LINK = re.compile(r"\]\((?P<file>[^)#\s]*)#(?P<frag>[^)\s]+)\)")
+LINKED_DOCS = ("spec", "docs")
+
+
+def link_problems(docs: dict[str, str]) -> list[str]:
+    """Every ``[...](file.md#anchor)`` or ``[...](#anchor)`` link in ``docs`` (path -> text,
+    paths relative to the repository) whose target document or explicit anchor does not
+    exist, and every anchor defined twice in one document."""
+    anchors = {path: [m["id"] for m in ANCHOR.finditer(text)] for path, text in docs.items()}
+    problems = [f"{path}: anchor {a!r} is defined {ids.count(a)} times"
+                for path, ids in anchors.items() for a in sorted(set(ids)) if ids.count(a) > 1]
+    for path, text in docs.items():
+        for n, line in enumerate(text.splitlines(), start=1):
+            for m in LINK.finditer(line):
+                if "://" in m["file"]:
+                    continue
+                target = (str(Path(path).parent / m["file"]) if m["file"] else path)
+                target = str(Path(os.path.normpath(target)))
+                if target not in anchors:
+                    problems.append(f"{path}:{n}: links to {m[0][2:-1]!r}, which is not a "
+                                    "document here")
+                elif m["frag"] not in anchors[target]:
+                    problems.append(f"{path}:{n}: links to #{m['frag']}, which {target} does "
+                                    "not define")
+    return problems
+
+
+def _linked_docs() -> dict[str, str]:
+    files = [p for d in LINKED_DOCS for p in sorted((ROOT / d).rglob("*.md"))]
+    files.append(ROOT / "README.md")
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files}
+
+
+def test_every_anchor_link_lands() -> None:
+    docs = _linked_docs()
+    assert LINK.search(docs["spec/contract.md"]), "the contract links to no anchor at all?"
+    problems = link_problems(docs)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_clause_is_anchored_by_its_id() -> None:
+    anchors = {m["id"] for m in ANCHOR.finditer(CONTRACT.read_text(encoding="utf-8"))}
+    assert {c.id for c in CLAUSES} <= anchors
+
+
+def test_link_check_catches_broken_links() -> None:
+    good = f'- <a id="{CLAUSES[0].id}"></a>x\nsee [it](#{CLAUSES[0].id})\n'
+    assert link_problems({"spec/a.md": good, "spec/b.md": f"[a](a.md#{CLAUSES[0].id})"}) == []
+    broken = {"spec/a.md": good + "[gone](#no-such-anchor)\n" + '<a id="x"></a><a id="x"></a>',
+              "spec/b.md": f"[a](c.md#{CLAUSES[0].id}) [w](https://example.org/#x)"}
+    problems = link_problems(broken)
+    assert len(problems) == 3, problems
+    assert any("#no-such-anchor" in p for p in problems)
+    assert any("defined 2 times" in p for p in problems)
+    assert any("not a document" in p for p in problems)
+
+
+def test_contract_refers_by_anchor_not_section_number() -> None:
+    text = CONTRACT.read_text(encoding="utf-8")
+    numbered = [n for n, line in enumerate(text.splitlines(), start=1) if "§" in line]
+    assert numbered == [], f"spec/contract.md refers by section number on lines {numbered}"
 
 
 # -- citations of clause ids anywhere --------------------------------------------------------
@@ -232,9 +357,9 @@ def is_check_source(path: str) -> bool:
     """Files whose citations count as a clause being tested: tests under ``tests/`` (not the
     catalogue's own meta-tests), and under ``conformance/`` the checks, suites, the check
     framework (its checks run on every observation), scenario generators and vectors -- files
-    or folders whose name contains one of :data:`CHECK_WORDS` -- and every ``.json`` file.  Adapters and command-line modules
-    (``cmd_*.py``) cite clauses in the refusals they raise or the lists they print, which is not
-    testing them."""
+    or folders whose name contains one of :data:`CHECK_WORDS` -- and every ``.json`` file.
+    Adapters and command-line modules (``cmd_*.py``) cite clauses in the refusals they raise or
+    the lists they print, which is not testing them."""
     if path in META_TESTS:
         return False
     if path.startswith("tests/"):
@@ -438,10 +563,13 @@ def invariant_rows(text: str) -> dict[str, list[str]]:
 
 def test_invariants_table_names_every_invariant_of_the_code() -> None:
     """The contract names exactly the invariants the model and the lifecycle check, each mapped
-    to catalogue clauses."""
+    to catalogue clauses; the model registers each invariant under its function's own name
+    (the name TLA+ uses too), so a reader of either finds the other."""
     from pausepoint.core import lifecycle
     from pausepoint.system import model
 
+    misnamed = {name: f.__name__ for name, f in model.INVARIANTS.items() if f.__name__ != name}
+    assert misnamed == {}, f"registered under another name: {misnamed}"
     rows = invariant_rows(CONTRACT.read_text(encoding="utf-8"))
     expected = {*model.INVARIANTS, *(f.__name__ for f in lifecycle.PAUSE_INVARIANTS),
                 model.terminal_absorbing.__name__}

@@ -43,7 +43,7 @@ def verdicts(result: SuiteResult) -> dict[str, str]:
     return {v.id: v.verdict for v in result.clauses}
 
 
-def not_passing(result: SuiteResult, ignore: set[str] = set()) -> dict[str, str]:
+def not_passing(result: SuiteResult, ignore: frozenset[str] = frozenset()) -> dict[str, str]:
     claimed = set(result.header["claimed"])
     return {v.id: f"{v.verdict}: {v.why}" for v in result.clauses
             if v.group in claimed and v.id not in ignore
@@ -117,8 +117,8 @@ def test_reference_over_stdio_passes() -> None:
 
 
 def test_reference_memory_races_have_one_winner_over_stdio() -> None:
-    result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.adapters.stdio_reference", "--store",
-                               "memory"]), CONCURRENCY)
+    result = run(StdioAdapter([PY, "-m", "pausepoint_conformance.adapters.stdio_reference",
+                               "--store", "memory"]), CONCURRENCY)
     assert result.counts()["passed"] == len(CONCURRENCY), [c.record() for c in result.cases]
 
 
@@ -368,7 +368,7 @@ def test_conform_command_rejects_a_bad_adapter_spelling(capsys: pytest.CaptureFi
 def test_a_check_can_show_several_clauses_broken() -> None:
     """``Ctx.expect_also`` records a broken clause and lets the check go on: the case fails on
     the first failure, names the later ones, and every one of them is a FAILED clause."""
-    from pausepoint.core.clauses import Group as G
+    from pausepoint.core.clauses import Group
     from pausepoint_conformance.suite.framework import Check, Ctx, run_check
 
     def soft_then_hard(ctx: Ctx) -> None:
@@ -381,11 +381,11 @@ def test_a_check_can_show_several_clauses_broken() -> None:
 
     cited = ("resume.consume.single-winner", "race.decided-once", "effect.at-most-once")
     checks = tuple(Check(id=f"test/{fn.__name__}", description="", clauses=cited, fn=fn,
-                         groups=frozenset({G.CORE, G.CONCURRENCY}))
+                         groups=frozenset({Group.CORE, Group.CONCURRENCY}))
                    for fn in (soft_then_hard, soft_only))
     adapter = ReferenceAdapter("memory")
     try:
-        both, alone = (run_check(adapter, chk, frozenset(G)) for chk in checks)
+        both, alone = (run_check(adapter, chk, frozenset(Group)) for chk in checks)
         result = run_suite(adapter, adapter_name="test", plan=Plan(checks=checks[:1]))
     finally:
         adapter.close()

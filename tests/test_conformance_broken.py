@@ -2,34 +2,46 @@
 ``tests/broken/`` -- the reference with one piece swapped for a plausible bug -- is driven over
 the stdio protocol, and the suite must fail it for the clause its bug breaks (and exit 1).
 
-| implementation | the bug | must fail |
-|---|---|---|
-| double_consume | version-blind conditional update | `resume.consume.single-winner` |
-| resume_after_expiry | a stale clock in the resume path | `resume.expiry` |
-| altered_token | the token's claims trusted without verifying | `token.integrity` |
-| cross_scope | the scope taken from the token, not the request | `resume.binding.scope` |
-| resumable_early | resumable at issue, before the checkpoint write | `turn.resumable.earned` |
-| rerun_pre_pause | the step re-entered from its top on resume | `effect.at-most-once` |
-| unknown_retried | a journal that forgets unfinished effects | `effect.unknown-outcome` |
-| cancel_ignored | cancel leaves the pauses live | `cancel.distinct` |
-| replay_any | any later answer swapped for the first | `replay.different-response.conflict` |
-| sibling_disturbed | the first of several answers cancels the rest | `multi.independent` |
-| refusal_side_effect | the next effect runs before the request is validated | `effect.refusal.no-effect` |
-| payload_unchecked | every payload schema registered as "anything" | `pause.payload.schema` |
-| authority_ignored | the restricted interaction registered without its authority | `resume.authority` |
-| cancel_not_propagated | a run store that knows no children | `cancel.propagates` |
-| not_durable | a volatile store claimed durable | `durability.restart` |
-| session_ignored | the session taken from the token, not the request | `resume.binding.run` |
-| gate_always_asks | every gate step realised as an approve interrupt | `gate.separate` |
-| retire_undrained | a drain proof that always says 0: keys retired with tokens outstanding | `token.rotation.drain` |
-| status_paused_only | a status read from the run record only: every paused run "safely suspended" | `status.distinguishes` |
-| checkpoint_optional | a checkpoint id made up for a pause bound to none | `pause.checkpoint.bound` |
-| signal_is_exception | the pause signal an `Exception`: user code's catch-all swallows it | `pause.signal.base-exception` |
-| pause_as_error | a runner catching `BaseException` reports the pause as an error | `pause.signal.single-catch` |
-| wiring_unchecked | a composition function that wires whatever it is given | `wiring.consistent` |
-| ask_tool_always | the ask-the-user tool offered with no interaction registered | `wiring.no-interaction-no-tool` |
-| answer_goes_next | a resume routed to what the run waits on now, not the token's pause | `replay.same-response` |
-| surrogates_accepted | payloads and responses bounded but not checked to be Unicode text | `input.bounded` |
+Each implementation, its bug, and the clause it must fail:
+
+- ``double_consume``: version-blind conditional update -- `resume.consume.single-winner`
+- ``resume_after_expiry``: a stale clock in the resume path -- `resume.expiry`
+- ``altered_token``: the token's claims trusted without verifying -- `token.integrity`
+- ``cross_scope``: the scope taken from the token, not the request -- `resume.binding.scope`
+- ``resumable_early``: resumable at issue, before the checkpoint write --
+  `turn.resumable.earned`
+- ``rerun_pre_pause``: the step re-entered from its top on resume -- `effect.at-most-once`
+- ``unknown_retried``: a journal that forgets unfinished effects -- `effect.unknown-outcome`
+- ``cancel_ignored``: cancel leaves the pauses live -- `cancel.distinct`
+- ``replay_any``: any later answer swapped for the first -- `replay.different-response.conflict`
+- ``sibling_disturbed``: the first of several answers cancels the rest -- `multi.independent`
+- ``refusal_side_effect``: the next effect runs before the request is validated --
+  `effect.refusal.no-effect`
+- ``payload_unchecked``: every payload schema registered as "anything" -- `pause.payload.schema`
+- ``authority_ignored``: the restricted interaction registered without its authority --
+  `resume.authority`
+- ``cancel_not_propagated``: a run store that knows no children -- `cancel.propagates`
+- ``not_durable``: a volatile store claimed durable -- `durability.restart`
+- ``session_ignored``: the session taken from the token, not the request -- `resume.binding.run`
+- ``gate_always_asks``: every gate step realised as an approve interrupt -- `gate.separate`
+- ``retire_undrained``: a drain proof that always says 0: keys retired with tokens outstanding
+  -- `token.rotation.drain`
+- ``status_paused_only``: a status read from the run record only: every paused run "safely
+  suspended" -- `status.distinguishes`
+- ``checkpoint_optional``: a checkpoint id made up for a pause bound to none --
+  `pause.checkpoint.bound`
+- ``signal_is_exception``: the pause signal an `Exception`: user code's catch-all swallows it --
+  `pause.signal.base-exception`
+- ``pause_as_error``: a runner catching `BaseException` reports the pause as an error --
+  `pause.signal.single-catch`
+- ``wiring_unchecked``: a composition function that wires whatever it is given --
+  `wiring.consistent`
+- ``ask_tool_always``: the ask-the-user tool offered with no interaction registered --
+  `wiring.no-interaction-no-tool`
+- ``answer_goes_next``: a resume routed to what the run waits on now, not the token's pause --
+  `replay.same-response`
+- ``surrogates_accepted``: payloads and responses bounded but not checked to be Unicode text --
+  `input.bounded`
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pausepoint.core import lifecycle as lc
-from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.clauses import CLAUSES, ErrorCode
 from pausepoint.system import diagram
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,3 +119,18 @@ def test_check_lists_follow_the_declared_order() -> None:
 def test_error_code_table_lists_every_code_in_order() -> None:
     codes = re.findall(r"^\| `([a-z_]+)` \|", diagram.error_code_table(), re.MULTILINE)
     assert codes == [c.value for c in ErrorCode]
+
+
+def test_clause_lines_are_rendered_from_the_catalogue() -> None:
+    """Every clause line of the contract is what :func:`diagram.clause_line` renders; a line
+    that drifted (another summary, level or anchor) is rewritten, prose around it is kept."""
+    text = CONTRACT.read_text(encoding="utf-8")
+    for c in CLAUSES:
+        assert text.count(diagram.clause_line(c) + "\n") == 1, c.id
+    c = CLAUSES[5]
+    line = diagram.clause_line(c)
+    drifted = line.replace(f'<a id="{c.id}">', '<a id="old">').replace("(MUST,", "(SHOULD,")
+    broken = text.replace(line, drifted + " Extra words.")
+    assert broken != text
+    assert diagram.clause_lines(broken) == text
+    assert diagram.regenerate(broken) == text

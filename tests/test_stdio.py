@@ -34,7 +34,8 @@ SCHEMAS = ROOT / "spec" / "schemas"
 def test_committed_schemas_are_the_generated_ones() -> None:
     generated = schemas()
     committed = {p.name for p in SCHEMAS.glob("*.json")}
-    assert committed == set(generated), "regenerate: python -m pausepoint_conformance.protocol.schemas"
+    assert committed == set(generated), (
+        "regenerate: python -m pausepoint_conformance.protocol.schemas")
     for name, schema in generated.items():
         assert (SCHEMAS / name).read_text(encoding="utf-8") == render(schema), (
             f"spec/schemas/{name} is stale; regenerate with "

@@ -201,7 +201,8 @@ def test_public_key_only_verifies(key: Ed25519Key, token: str) -> None:
     """token.key-id, token.integrity: a ring holding only the public half (loaded by kid from
     raw bytes) verifies Ed25519 tokens."""
     raw = key.verify_key().public_bytes()
-    verifier = KeyRing(Ed25519Key.generate("local"), [Ed25519VerifyKey.from_public_bytes("k1", raw)])
+    verifier = KeyRing(Ed25519Key.generate("local"),
+                       [Ed25519VerifyKey.from_public_bytes("k1", raw)])
     assert verifier.verify(token) == make_claims()
     other = KeyRing(Ed25519Key.generate("local"),
                     [Ed25519Key.generate("k1").verify_key()])

@@ -188,7 +188,8 @@ def test_every_vector_passes_on_the_reference_in_process(files: dict[str, Vector
         results = [replay_case(adapter, c, claimed) for c in cases_of(files)]
     finally:
         adapter.close()
-    bad = [r.record() for r in results if r.outcome not in (CaseOutcome.PASSED, CaseOutcome.NOT_CLAIMED)]
+    bad = [r.record() for r in results
+           if r.outcome not in (CaseOutcome.PASSED, CaseOutcome.NOT_CLAIMED)]
     assert not bad, bad[:3]
     not_claimed = [r for r in results if r.outcome == CaseOutcome.NOT_CLAIMED]
     assert not_claimed and all("durability" in r.message for r in not_claimed)
@@ -196,8 +197,9 @@ def test_every_vector_passes_on_the_reference_in_process(files: dict[str, Vector
 
 def test_vectors_pass_on_the_reference_over_stdio(files: dict[str, VectorFile]) -> None:
     sample = cases_of(files)[::7]
-    adapter = StdioAdapter([sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference"],
-                           timeout=30, env=fast_env())
+    adapter = StdioAdapter(
+        [sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference"],
+        timeout=30, env=fast_env())
     try:
         results = [replay_case(adapter, c, ALL) for c in sample]
     finally:

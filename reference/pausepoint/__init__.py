@@ -1,8 +1,63 @@
-"""pausepoint: the interrupt contract for agent harnesses -- reference implementation."""
+"""pausepoint: the interrupt contract for agent harnesses -- reference implementation.
 
-from pausepoint.core.clauses import CLAUSES, Clause, ErrorCode, Group
-from pausepoint.core.errors import PausepointError
-from pausepoint.core.lifecycle import PauseState, Phase, step
+This package's namespace is what an embedder needs, and nothing else: the contract's clauses
+and its closed set of error codes, the one error type, the pause service with its request and
+record types, composing a deployment on a store, clocks, the key ring and the interactions.
+Everything else lives in the rooms below, each saying whom it is for: :mod:`pausepoint.core`
+(the pure lifecycle table, clauses, canonical JSON, tokens, ports), :mod:`pausepoint.engine`,
+:mod:`pausepoint.stores` and :mod:`pausepoint.system` (the model the TLA+ spec mirrors).
+"""
 
-__all__ = ["CLAUSES", "Clause", "ErrorCode", "Group", "PauseState", "PausepointError", "Phase", "step"]
 __version__ = "0.1.0"
+
+# -- the contract: clauses, their ids, and the closed set of error codes ----------------------
+from pausepoint.core.clause_ids import ClauseId
+from pausepoint.core.clauses import CLAUSES, Clause, ErrorCode, Group, Level
+from pausepoint.core.errors import PausepointError
+
+# -- the pause service, and what it takes and returns -------------------------------------------
+from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.ports import Claims, Clock, PauseRecord, RunRecord, RunStatus, Signer
+from pausepoint.core.registry import Interaction, Registry
+from pausepoint.core.tokens import Ed25519Key, HmacKey, KeyRing
+from pausepoint.engine.clock import ManualClock, SystemClock
+from pausepoint.engine.compose import Deployment, compose
+from pausepoint.engine.service import PauseService, ResumeOutcome, ResumeRequest, RunView
+from pausepoint.stores import StoreBundle, open_store
+
+# -- the run engine's embedding API ------------------------------------------------------------
+# (running an agent function that asks registered interactions and journals its effects: its
+# public names are imported here, and added to __all__, which is kept sorted)
+
+__all__ = [
+    "CLAUSES",
+    "Claims",
+    "Clause",
+    "ClauseId",
+    "Clock",
+    "Deployment",
+    "Ed25519Key",
+    "ErrorCode",
+    "Group",
+    "HmacKey",
+    "Interaction",
+    "KeyRing",
+    "Level",
+    "ManualClock",
+    "PauseRecord",
+    "PauseService",
+    "PauseState",
+    "PausepointError",
+    "Phase",
+    "Registry",
+    "ResumeOutcome",
+    "ResumeRequest",
+    "RunRecord",
+    "RunStatus",
+    "RunView",
+    "Signer",
+    "StoreBundle",
+    "SystemClock",
+    "compose",
+    "open_store",
+]

@@ -17,7 +17,7 @@ class LeakyCancelHarness(Harness):
     def _compose(self, bundle: Any) -> Any:
         deployment = super()._compose(bundle)
         service = deployment.service
-        service.cancel_pause = lambda interrupt_id: service.ledger.get(interrupt_id)
+        service.cancel_pause = service.ledger.get
         return deployment
 
 

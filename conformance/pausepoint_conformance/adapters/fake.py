@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stderr.write(("noise " * 2000 + "\n") * 8)
                 sys.stderr.flush()
 
-            def due(kind: str) -> bool:
+            def due(kind: str, op: str = op) -> bool:
                 want = faults[kind]
                 hit = any(seen.get(k, 0) == n and k in (op, "any") for k, n in want.items())
                 if hit and args.once:

@@ -17,27 +17,16 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, cast
 
-from pausepoint_conformance.protocol.port import Adapter
-
-SYNTAX = """\
-adapters:
-  reference | reference:sqlite   the embedded reference on SQLite (default)
-  reference:memory               the embedded reference on the in-memory store
-  cmd:"<command line>"           an implementation in any language, speaking the stdio
-                                 protocol (spec/adapter-protocol.md) as a subprocess
-  MODULE:CALLABLE                an in-process Python adapter factory
-  path/to/file.py:CALLABLE       the same, loaded from a file
-"""
+from pausepoint_conformance.protocol.port import Adapter, AdapterFactory
 
 
 class AdapterSpecError(ValueError):
     pass
 
 
-def load_factory(spec: str) -> Callable[[], Adapter]:
+def load_factory(spec: str) -> AdapterFactory:
     """Import ``MODULE:CALLABLE`` or ``path.py:CALLABLE``."""
     if ":" not in spec:
         raise AdapterSpecError(f"{spec!r} is not MODULE:CALLABLE")
@@ -60,7 +49,7 @@ def load_factory(spec: str) -> Callable[[], Adapter]:
     factory: Any = getattr(module, name, None)
     if not callable(factory):
         raise AdapterSpecError(f"{where!r} has no callable {name!r}")
-    return cast(Callable[[], Adapter], factory)
+    return cast(AdapterFactory, factory)
 
 
 def make_adapter(spec: str, *, timeout: float = 30.0,

@@ -260,7 +260,6 @@ class ReferenceAdapter:
         with self._lock:
             self._close_harness()
             self._runs = []
-            self._ttl_ms = args.ttl_ms
             self._world: World = MemoryWorld()
             self._ring = KeyRing.generate("k1")
             self._kid_n = 1

@@ -22,14 +22,15 @@ from pausepoint_conformance.protocol.stdio import serve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pausepoint_conformance.adapters.stdio_reference",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m pausepoint_conformance.adapters.stdio_reference", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", choices=("sqlite", "memory"), default="sqlite")
     parser.add_argument("--factory", metavar="MODULE:CALLABLE",
                         help="serve this adapter factory instead of the reference")
     args = parser.parse_args(argv)
-    adapter: Adapter = load_factory(args.factory)() if args.factory else ReferenceAdapter(args.store)
+    adapter: Adapter = (load_factory(args.factory)() if args.factory
+                        else ReferenceAdapter(args.store))
     return serve(adapter)
 
 

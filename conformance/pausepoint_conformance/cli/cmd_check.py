@@ -2,9 +2,10 @@
 
 Without TLC (the default, what CI runs) it checks, for every model of tla/manifest.json:
 
-  lockstep   the reference model (pausepoint.system.model) explored exhaustively, breadth first, with
-             the model's constants reaches exactly the states TLC reached (the recorded state
-             set tla/results/<model>.states.gz), with TLC's distinct-state count and depth,
+  lockstep   the reference model (pausepoint.system.model) explored exhaustively, breadth
+             first, with the model's constants reaches exactly the states TLC reached (the
+             recorded state set tla/results/<model>.states.gz), with TLC's distinct-state
+             count and depth,
              and every invariant of model.INVARIANTS (named as the spec's) holds in every
              state, lifecycle.terminal.absorbing on every step;
   constants  each MC/SIM module defines the constants the manifest records;
@@ -27,11 +28,12 @@ Examples:
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pausepoint.system import trace as tr
@@ -39,6 +41,13 @@ from pausepoint_conformance.modelcheck import lockstep as mc
 
 NAME = "check"
 HELP = "model checking: Python model vs TLA+ spec (lockstep), traces, TLC when given"
+
+
+def _progress(bar: Progress, task: TaskID) -> Callable[[int, int], None]:
+    """Report an exploration's states and depth on ``task`` of ``bar``."""
+    def update(states: int, depth: int) -> None:
+        bar.update(task, completed=states, depth=depth)
+    return update
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
                 console.print(f"[red]constants: {p}")
 
     # -- lockstep ----------------------------------------------------------------------------
-    table = Table(title="lockstep: pausepoint.system.model explored exhaustively vs TLC's state set")
+    table = Table(
+        title="lockstep: pausepoint.system.model explored exhaustively vs TLC's state set")
     for col in ("model", "distinct py/TLC", "depth py/TLC", "generated py/TLC",
                 "invariants", "state sets", "s"):
         table.add_column(col)
@@ -100,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
                                  "{task.fields[depth]}"),
                       TimeElapsedColumn(), console=console, transient=True) as bar:
             task = bar.add_task(f"exploring {name}", total=spec["tlc"]["distinct"], depth=1)
-            res = mc.lockstep(name, spec, tla_dir,
-                              progress=lambda n, d: bar.update(task, completed=n, depth=d))
+            res = mc.lockstep(name, spec, tla_dir, progress=_progress(bar, task))
         ex = res.exploration
         failed |= not res.ok
         inv = "all hold" if ex.ok else "[red]" + ", ".join(

@@ -1,8 +1,8 @@
 """Crash injection: SIGKILL a real process at every commit boundary of a pause and of a resume.
 
-A *worker* process opens a :class:`pausepoint.engine.harness.Harness` on a durable store (SQLite file
-or PostgreSQL schema) with a :class:`~pausepoint.engine.harness.SqliteWorld`, and drives one scripted
-run to its end: an effect, a pause, the person's answer, another effect.  Every write the
+A *worker* process opens a :class:`pausepoint.engine.harness.Harness` on a durable store (SQLite
+file or PostgreSQL schema) with a :class:`~pausepoint.engine.harness.SqliteWorld`, and drives one
+scripted run to its end: an effect, a pause, the person's answer, another effect.  Every write the
 harness makes -- each method of a store facet that commits, and each change of the world -- goes
 through a :class:`Tap`, which numbers it, appends a line to a trace file before and after it,
 and, when told to die at boundary ``N``, kills its own process with ``SIGKILL`` right *before*
@@ -408,7 +408,8 @@ class CaseResult:
 def _run_worker(spec: dict[str, Any], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pausepoint_conformance.faults.crash", "worker", json.dumps(spec)],
-        capture_output=True, text=True, timeout=timeout)
+        capture_output=True, text=True, timeout=timeout,
+        check=False)  # the callers read the return code
 
 
 def prepare(store: StoreSpec, directory: str, key_from: str | None = None) -> CaseFiles:

@@ -447,7 +447,8 @@ def lockstep(name: str, spec: Mapping[str, Any], tla_dir: Path = TLA_DIR,
 
 _RESULT_PATTERNS: Final[dict[str, re.Pattern[str]]] = {
     "generated_distinct": re.compile(
-        r"^([\d,]+) states generated, ([\d,]+) distinct states found, (\d+) states left", re.MULTILINE),
+        r"^([\d,]+) states generated, ([\d,]+) distinct states found, (\d+) states left",
+        re.MULTILINE),
     "depth": re.compile(r"^The depth of the complete state graph search is (\d+)\.", re.MULTILINE),
     "finished": re.compile(r"^Finished in (.*) at", re.MULTILINE),
     "violation": re.compile(r"^Error: (Invariant|Action property|Temporal properties|"
@@ -509,7 +510,8 @@ def run_tlc(jar: str, model: str, tla_dir: Path = TLA_DIR, *, workers: int = 2,
             cmd += ["-dump", str(dump)]
         cmd += [*extra, f"{model}.tla"]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout,
+                              check=False)  # a failing run is reported with its return code
         secs = time.perf_counter() - t0
     out = proc.stdout + proc.stderr
     gd = _RESULT_PATTERNS["generated_distinct"].findall(out)

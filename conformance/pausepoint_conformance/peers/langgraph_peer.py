@@ -229,7 +229,8 @@ def _attempt(fn: Callable[[], T]) -> T | Refused | Errored:
 class LangGraphAdapter(StoredPeerAdapter):
     """The protocol's scripted runs as LangGraph graphs; ``store`` is ``memory``
     (``InMemorySaver``) or ``sqlite`` (``SqliteSaver`` on a file in a private temporary
-    directory made under ``scratch`` or the system's temporary directory, emptied of its threads at each reset and removed by :meth:`close`)."""
+    directory made under ``scratch`` or the system's temporary directory, emptied of its
+    threads at each reset and removed by :meth:`close`)."""
 
     scratch_prefix = "pausepoint-langgraph-"
     cancel_reason = ("LangGraph cannot cancel a paused thread (a thread is never resumed, or "

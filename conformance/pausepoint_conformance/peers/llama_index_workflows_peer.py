@@ -29,8 +29,8 @@ that an answer is a JSON object -- and whose ``question`` the waiter's ``require
 so that an answer can only answer the question it names.  ``handlers`` are a ``try / except
 Exception / finally`` around ``wait_for_event`` in the ``ask`` step.  ``checkpoint: "none"``
 runs the workflow with no context saved; ``checkpoint_write: "fail"`` makes the save of a
-context in which that question waits raise (the run is reported ``error``).  Effect faults are skipped: the library has no
-effect journal to crash inside of.
+context in which that question waits raise (the run is reported ``error``).  Effect faults
+are skipped: the library has no effect journal to crash inside of.
 
 **A run pauses** when the workflow reports ``WorkflowIdleEvent`` (streamed with
 ``expose_internal=True``: nothing can advance without input): the integration saves

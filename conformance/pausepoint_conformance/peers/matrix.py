@@ -74,9 +74,10 @@ def table(result: SuiteResult) -> str:
     """One peer's matrix as markdown: what was measured, the verdict counts, a row per
     clause."""
     impl = result.header.get("implementation") or {}
-    lines = [f"Measured: {impl.get('name', result.header['adapter'])} {impl.get('version', '')}"
-             f", claiming {', '.join(result.header.get('claimed', []))}.  "
-             f"{len(result.clauses)} clauses: {tally(result)}.", "",
+    lines = [(f"Measured: {impl.get('name', result.header['adapter'])} "
+              f"{impl.get('version', '')}, claiming "
+              f"{', '.join(result.header.get('claimed', []))}.  "
+              f"{len(result.clauses)} clauses: {tally(result)}."), "",
              "| clause | group | verdict | why |", "|---|---|---|---|"]
     lines += [f"| `{v.id}` | {v.group} | {LABEL.get(v.verdict, v.verdict)} | {_cell(v.why)} |"
               for v in result.clauses]

@@ -22,8 +22,9 @@ tool per interaction the protocol registers (``approve``, ``ask``, ``confirm``, 
 ``pay``, ``restricted``), each a ``FunctionTool`` taking any JSON object with
 ``needs_approval=True``: the SDK's own registry of what may pause.  ``names`` are several calls
 in one model turn -- parallel tool calls, each needing its own approval.  A ``gate`` step is a
-call of a tool whose ``needs_approval`` is a callable asking :class:`pausepoint.core.gate.ThresholdGate`
-(the script's policy): it needs approval only when the gate says ask; a denial is the tool's
+call of a tool whose ``needs_approval`` is a callable asking
+:class:`pausepoint.core.gate.ThresholdGate` (the script's policy): it needs approval only when
+the gate says ask; a denial is the tool's
 output, after which the model ends the run.  The model gives each call the script's
 ``tool_call_id`` when there is one, no call id at all for a ``pay`` call without one (a tool
 pause without its tool call id), and otherwise a fresh ``call_<32 hex digits>`` as a real model
@@ -218,7 +219,7 @@ class ScriptModel(Model):
             for c in self.turns[k]]
 
     async def get_response(self, system_instructions: str | None,
-                           input: str | list[TResponseInputItem],
+                           input: str | list[TResponseInputItem],  # noqa: A002 -- the SDK's Model keyword
                            model_settings: ModelSettings, tools: list[Tool],
                            output_schema: AgentOutputSchemaBase | None,
                            handoffs: list[Handoff], tracing: ModelTracing, *,
@@ -228,7 +229,7 @@ class ScriptModel(Model):
         return ModelResponse(output=self._next(history), usage=Usage(), response_id=None)
 
     def stream_response(self, system_instructions: str | None,
-                        input: str | list[TResponseInputItem],
+                        input: str | list[TResponseInputItem],  # noqa: A002 -- the SDK's Model keyword
                         model_settings: ModelSettings, tools: list[Tool],
                         output_schema: AgentOutputSchemaBase | None,
                         handoffs: list[Handoff], tracing: ModelTracing, *,

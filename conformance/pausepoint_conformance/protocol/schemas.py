@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Union, cast
 
 from pydantic import Field, TypeAdapter
 
@@ -39,7 +39,9 @@ def schemas() -> dict[str, dict[str, Any]]:
     """File name -> JSON Schema, for every message of the adapter protocol and the vector
     file format."""
     out: dict[str, dict[str, Any]] = {}
-    union = Annotated[tuple(REQUEST_MODELS.values()),  # type: ignore[valid-type]
+    # Union[...] of a tuple built at run time: ``X | Y`` cannot spell it, and without the
+    # Union the tuple itself is not a type (ruff's UP007 rewrite broke this once).
+    union = Annotated[Union[tuple(REQUEST_MODELS.values())],  # type: ignore[valid-type]  # noqa: UP007
                       Field(discriminator="op")]
     out["adapter-request.json"] = _finish(
         "adapter-request.json", TypeAdapter(cast(Any, union)).json_schema(),

@@ -2,7 +2,8 @@
 
 * :func:`serve` exposes any in-process :class:`~pausepoint_conformance.protocol.port.Adapter` on
   stdin/stdout (one JSON request per line in, one JSON response per line out) -- this is how the
-  reference is offered over the wire (``python -m pausepoint_conformance.adapters.stdio_reference``).
+  reference is offered over the wire
+  (``python -m pausepoint_conformance.adapters.stdio_reference``).
 * :class:`StdioAdapter` is the suite's side: it starts the implementation as a subprocess
   (``--adapter cmd:"<command line>"``), performs the ``hello`` handshake, and turns every
   transport failure -- the process exiting, a hang past the timeout, a line that is not JSON or
@@ -135,7 +136,8 @@ def serve(adapter: Adapter, instream: IO[str] | None = None,
 
 class _Process:
     def __init__(self, argv: list[str], env: dict[str, str] | None, cwd: str | None) -> None:
-        self.stderr = tempfile.TemporaryFile()
+        # open for the process's whole life (its stderr tail is read on failures); close() ends it
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, env=env, cwd=cwd, bufsize=0)
         self.lines: queue.Queue[bytes | None] = queue.Queue()

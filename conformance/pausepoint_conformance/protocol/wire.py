@@ -1,8 +1,9 @@
 """The adapter protocol: every message the suite and an implementation exchange, as pydantic
 models.
 
-The same models serve both adapters: the in-process :class:`~pausepoint_conformance.protocol.port.Adapter`
-takes the ``*Args`` models and returns the results below, and the stdio protocol sends them as
+The same models serve both adapters: the in-process
+:class:`~pausepoint_conformance.protocol.port.Adapter` takes the ``*Args`` models and returns
+the results below, and the stdio protocol sends them as
 newline-delimited JSON (``{"id": n, "op": ..., "args": {...}}`` in, ``{"id": n, "result":
 {...}}`` out).  The JSON Schemas in ``spec/schemas/`` are generated from these models
 (:func:`schemas`) and a test keeps the committed files equal to the generated ones; the prose is
@@ -12,7 +13,8 @@ Results are one of four shapes (the ``status`` field says which):
 
 * ``{"status": "ok", "data": {...}}`` -- the operation happened; ``data`` is the op's data model;
 * ``{"status": "refused", "code": ..., "message": ..., "clause": ...}`` -- the implementation
-  refused it with an error code of the contract's closed set (``pausepoint.core.clauses.ErrorCode``);
+  refused it with an error code of the contract's closed set
+  (``pausepoint.core.clauses.ErrorCode``);
 * ``{"status": "skipped", "reason": ...}`` -- the implementation does not support the operation;
 * ``{"status": "errored", "traceback": ...}`` -- something broke (an exception, a crash, a hang,
   garbage on the wire: the suite makes this one itself when the transport fails).
@@ -82,6 +84,13 @@ class Handlers(_In):
                                 description="key applied when the finally clause runs")
 
 
+CheckpointWrite = Literal["ok", "fail"]
+"""How an interrupt step's turn-checkpoint write reports
+(:attr:`InterruptStep.checkpoint_write`)."""
+CheckpointBinding = Literal["turn", "none"]
+"""What an interrupt step's pause is bound to (:attr:`InterruptStep.checkpoint`)."""
+
+
 class InterruptStep(_In):
     """Stop to ask a person: one pause point per name (``name``, or several at once with
     ``names``), answered independently; the run continues when every one is consumed.
@@ -95,8 +104,8 @@ class InterruptStep(_In):
     name: str | None = None
     names: list[str] | None = None
     payload: JsonValue = Field(default_factory=dict)
-    checkpoint_write: Literal["ok", "fail"] = "ok"
-    checkpoint: Literal["turn", "none"] = Field(
+    checkpoint_write: CheckpointWrite = "ok"
+    checkpoint: CheckpointBinding = Field(
         default="turn", description="turn: bound to the checkpoint of the turn that asks; "
                                     "none: no checkpoint to bind to (refused)")
     tool_call_id: str | None = Field(default=None, description="the tool call a tool pause "
@@ -265,7 +274,9 @@ class Errored(_Out):
     traceback: str
 
 
-Result = Union[Ok[T], Refused, Skipped, Errored]
+# Union, not ``|``: the alias is generic, and ``Ok[T] | Refused | ...`` cannot be subscripted
+# (``Result[HelloData]``) at run time.
+Result = Union[Ok[T], Refused, Skipped, Errored]  # noqa: UP007
 """What every operation returns."""
 
 
@@ -394,6 +405,12 @@ class KeyData(_Out):
     kid: str = Field(description="the key id of the new signing key")
 
 
+Durability = Literal["durable", "volatile"]
+"""A trial wiring's part: one that survives a restart, or one in memory."""
+TokenCodec = Literal["none", "both", "encoder_only", "decoder_only"]
+"""A trial wiring's token encoder/decoder pair: none, both, or only one half."""
+
+
 class WiringArgs(_In):
     """Optional operation: wire a *trial* deployment from these parts, say what it offers the
     model, and discard it (wiring.consistent, wiring.no-interaction-no-tool).  The instance
@@ -402,9 +419,9 @@ class WiringArgs(_In):
     both, or only one half.  ``interactions`` are names from the protocol's interaction table
     to register (none at all is allowed)."""
 
-    checkpoints: Literal["durable", "volatile"]
-    ledger: Literal["durable", "volatile"]
-    token_codec: Literal["none", "both", "encoder_only", "decoder_only"] = "none"
+    checkpoints: Durability
+    ledger: Durability
+    token_codec: TokenCodec = "none"
     interactions: list[str] = Field(default_factory=list)
 
 
@@ -482,21 +499,6 @@ def _request_model(op: Op, args: type[_In]) -> type[_In]:
 
 
 REQUEST_MODELS: dict[Op, type[_In]] = {op: _request_model(op, a) for op, (a, _) in OPS.items()}
-
-
-class Request(_In):
-    """A request line as sent: ``{"id": n, "op": ..., "args": {...}}``."""
-
-    id: int
-    op: Op
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class Response(_Out):
-    """A response line: ``{"id": n, "result": {...}}`` with ``id`` echoed from the request."""
-
-    id: int
-    result: dict[str, Any]
 
 
 def response_model(op: Op) -> type[BaseModel]:

@@ -27,6 +27,7 @@ from typing import Any, Final
 import attrs
 
 from pausepoint.core import lifecycle as lc
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode, Group, clause
 from pausepoint_conformance.protocol.port import Adapter, optional_op
 from pausepoint_conformance.protocol.wire import (
@@ -34,11 +35,15 @@ from pausepoint_conformance.protocol.wire import (
     AdvanceClockArgs,
     CancelArgs,
     CancelData,
+    CheckpointBinding,
+    CheckpointWrite,
     CrashRestartArgs,
+    Durability,
     EffectCountArgs,
     EffectStep,
     EndStep,
     Errored,
+    Fault,
     GateStep,
     Handlers,
     InterruptStep,
@@ -61,6 +66,7 @@ from pausepoint_conformance.protocol.wire import (
     StartArgs,
     StatusArgs,
     Step,
+    TokenCodec,
     WiringArgs,
 )
 
@@ -112,7 +118,7 @@ class CaseOutcome(enum.StrEnum):
 
 
 class CheckFailed(Exception):
-    def __init__(self, clause_id: str, expected: object, got: object, message: str) -> None:
+    def __init__(self, clause_id: ClauseId, expected: object, got: object, message: str) -> None:
         super().__init__(f"{clause_id}: {message} (expected {expected!r}, got {got!r})")
         self.clause = clause(clause_id)
         self.expected = expected
@@ -144,7 +150,7 @@ class Check:
 
     id: str
     description: str
-    clauses: tuple[str, ...]
+    clauses: tuple[ClauseId, ...]
     fn: CheckFn
     groups: frozenset[Group]
 
@@ -225,16 +231,17 @@ def describe(result: Any) -> Any:
 CHECKS: list[Check] = []
 
 
-def check(id: str, description: str, clauses: Sequence[str],
+def check(check_id: str, description: str, clauses: Sequence[ClauseId],
           needs: Iterable[Group] = ()) -> Callable[[CheckFn], CheckFn]:
-    """Register a check.  Every cited clause must exist (``clause()`` raises otherwise)."""
+    """Register a check.  Every cited clause must exist: mypy holds the ids to
+    :data:`~pausepoint.core.clause_ids.ClauseId`, and ``clause()`` raises at import otherwise."""
     cited = tuple(clause(c) for c in clauses)
 
     def register(fn: CheckFn) -> CheckFn:
-        if any(c.id == id for c in CHECKS):
-            raise ValueError(f"two checks named {id!r}")
+        if any(c.id == check_id for c in CHECKS):
+            raise ValueError(f"two checks named {check_id!r}")
         groups = frozenset({CLAUSE_BY_ID[c].group for c in cited} | set(needs))
-        CHECKS.append(Check(id=id, description=description, clauses=cited, fn=fn,
+        CHECKS.append(Check(id=check_id, description=description, clauses=cited, fn=fn,
                             groups=groups | {Group.CORE}))
         return fn
     return register
@@ -276,15 +283,15 @@ class Ctx:
 
     # -- failure helpers ---------------------------------------------------------------------
 
-    def fail(self, clause_id: str, expected: object, got: object, message: str) -> CheckFailed:
+    def fail(self, clause_id: ClauseId, expected: object, got: object, message: str) -> CheckFailed:
         return CheckFailed(clause_id, expected, got, message)
 
-    def expect(self, cond: bool, clause_id: str, expected: object, got: object,
+    def expect(self, cond: bool, clause_id: ClauseId, expected: object, got: object,
                message: str) -> None:
         if not cond:
             raise self.fail(clause_id, expected, got, message)
 
-    def expect_also(self, cond: bool, clause_id: str, expected: object, got: object,
+    def expect_also(self, cond: bool, clause_id: ClauseId, expected: object, got: object,
                     message: str) -> None:
         """Like :meth:`expect`, but a failure is recorded and the check goes on, so that one
         case can show several clauses broken (a race with four winners also ran the
@@ -292,7 +299,7 @@ class Ctx:
         if not cond:
             self.also.append(self.fail(clause_id, expected, got, message))
 
-    def _unwrap(self, result: Any, what: str, clause_id: str | None) -> Any:
+    def _unwrap(self, result: Any, what: str, clause_id: ClauseId | None) -> Any:
         """The data of an ``ok``; a refusal where success was needed fails ``clause_id``."""
         if isinstance(result, Ok):
             return result.data
@@ -305,7 +312,7 @@ class Ctx:
                             describe(result), f"{what} was refused")
         raise CheckErrored(f"{what} returned {result!r}", "")
 
-    def expect_refused(self, result: Any, codes: Iterable[str | ErrorCode], clause_id: str,
+    def expect_refused(self, result: Any, codes: Iterable[str | ErrorCode], clause_id: ClauseId,
                        what: str) -> Refused:
         want = sorted(str(getattr(c, "value", c)) for c in codes)
         if isinstance(result, Skipped):
@@ -399,7 +406,7 @@ class Ctx:
             script=list(script))), f"start {run_id}")
 
     def start(self, script: Sequence[Step], run_id: str = "r1", *, parent: str | None = None,
-              session: str = SESSION, scope: str = SCOPE, clause_id: str | None = None,
+              session: str = SESSION, scope: str = SCOPE, clause_id: ClauseId | None = None,
               status: str | None = "paused") -> RunReport:
         """Start a run that must be accepted (and, by default, pause)."""
         rep: RunReport = self._unwrap(self.start_raw(script, run_id, parent=parent,
@@ -437,8 +444,9 @@ class Ctx:
                           run_id=run_id or rid, session_id=session, scope=scope,
                           responder=responder)
 
-    def resume(self, pause: PublishedPause, response: Any = DEFAULT, *, clause_id: str | None = None,
-               replayed: bool = False, **kw: Any) -> ResumeData:
+    def resume(self, pause: PublishedPause, response: Any = DEFAULT, *,
+               clause_id: ClauseId | None = None, replayed: bool = False,
+               **kw: Any) -> ResumeData:
         """Resume that must be accepted (a first consume unless ``replayed``)."""
         what = f"resume of {pause.interrupt_id}"
         data: ResumeData = self._unwrap(self.resume_raw(pause, response, **kw), what,
@@ -453,12 +461,12 @@ class Ctx:
         return data
 
     def refuse_resume(self, pause: PublishedPause, codes: Iterable[str | ErrorCode],
-                      clause_id: str, what: str = "", response: Any = DEFAULT,
+                      clause_id: ClauseId, what: str = "", response: Any = DEFAULT,
                       **kw: Any) -> Refused:
         return self.expect_refused(self.resume_raw(pause, response, **kw), codes, clause_id,
                                    what or f"resume of {pause.interrupt_id}")
 
-    def cancel(self, run_id: str, clause_id: str | None = None) -> CancelData:
+    def cancel(self, run_id: str, clause_id: ClauseId | None = None) -> CancelData:
         data: CancelData = self._unwrap(self.adapter.cancel(CancelArgs(run_id=run_id)),
                                         f"cancel {run_id}", clause_id)
         self._saw_run(data.run, f"cancel {run_id}", invoked=False)
@@ -469,7 +477,7 @@ class Ctx:
                      None)
         self.now += ms
 
-    def crash_restart(self, clause_id: str | None = None) -> RestartData:
+    def crash_restart(self, clause_id: ClauseId | None = None) -> RestartData:
         data: RestartData = self._unwrap(self.adapter.crash_restart(CrashRestartArgs()),
                                          "crash_restart", clause_id)
         for rep in data.runs:
@@ -483,7 +491,7 @@ class Ctx:
             interrupt_id=pause.interrupt_id, resolution=Resolution(resolution))), "reconcile")
 
     def reconcile(self, pause: PublishedPause, resolution: str,
-                  clause_id: str = "effect.reconcile") -> str:
+                  clause_id: ClauseId = "effect.reconcile") -> str:
         data = self._unwrap(self.reconcile_raw(pause, resolution),
                             f"reconcile {pause.interrupt_id}", clause_id)
         phase: str = data.phase
@@ -498,7 +506,7 @@ class Ctx:
         self._saw_phase(iid, phase)
         return phase
 
-    def expect_phase(self, pause: PublishedPause, phase: str | Iterable[str], clause_id: str,
+    def expect_phase(self, pause: PublishedPause, phase: str | Iterable[str], clause_id: ClauseId,
                      message: str = "") -> str:
         want = {phase} if isinstance(phase, str) else set(phase)
         got = self.phase(pause)
@@ -512,7 +520,7 @@ class Ctx:
         n: int = data.count
         return n
 
-    def expect_count(self, run_id: str, key: str, n: int, clause_id: str,
+    def expect_count(self, run_id: str, key: str, n: int, clause_id: ClauseId,
                      message: str = "") -> None:
         got = self.count(run_id, key)
         self.expect(got == n, clause_id, n, got,
@@ -573,12 +581,12 @@ class Ctx:
         self._unwrap(self.retire_key_raw(kid), f"retiring the drained key {kid}",
                      "token.rotation.drain")
 
-    def wiring_raw(self, checkpoints: str, ledger: str, token_codec: str = "none",
-                   interactions: Sequence[str] = ()) -> Any:
+    def wiring_raw(self, checkpoints: Durability, ledger: Durability,
+                   token_codec: TokenCodec = "none", interactions: Sequence[str] = ()) -> Any:
         """A trial wiring (optional operation ``wiring``): the raw result."""
         return self.optional("wiring", WiringArgs(
-            checkpoints=checkpoints, ledger=ledger,  # type: ignore[arg-type]
-            token_codec=token_codec, interactions=list(interactions)))  # type: ignore[arg-type]
+            checkpoints=checkpoints, ledger=ledger, token_codec=token_codec,
+            interactions=list(interactions)))
 
     def needs_claim(self, group: Group) -> bool:
         return group in self.claimed
@@ -587,13 +595,14 @@ class Ctx:
 def run_check(adapter: Adapter, chk: Check, claimed: frozenset[Group],
               ttl_ms: int = TTL_MS) -> CaseResult:
     """Run one check on a fresh instance; every ending is accounted for."""
-    base = dict(id=chk.id, kind="check", description=chk.description, clauses=chk.clauses,
-                groups=tuple(sorted(g.value for g in chk.groups)))
+    base = CaseResult(id=chk.id, kind="check", description=chk.description,
+                      clauses=chk.clauses, groups=tuple(sorted(g.value for g in chk.groups)),
+                      outcome=CaseOutcome.PASSED)
     missing = chk.groups - claimed
     if missing:
-        return CaseResult(**base, outcome=CaseOutcome.NOT_CLAIMED,  # type: ignore[arg-type]
-                          message="needs unclaimed group(s): "
-                          + ", ".join(sorted(g.value for g in missing)))
+        return attrs.evolve(base, outcome=CaseOutcome.NOT_CLAIMED,
+                            message="needs unclaimed group(s): "
+                            + ", ".join(sorted(g.value for g in missing)))
     ctx = Ctx(adapter, chk, claimed, ttl_ms)
     t0 = time.perf_counter()
     try:
@@ -602,48 +611,45 @@ def run_check(adapter: Adapter, chk: Check, claimed: frozenset[Group],
     except CheckFailed as f:
         return _failed(base, [*ctx.also, f], time.perf_counter() - t0)
     except CheckSkipped as s:
-        return CaseResult(**base, outcome=CaseOutcome.SKIPPED,  # type: ignore[arg-type]
-                          message=s.reason, duration_s=time.perf_counter() - t0)
+        return attrs.evolve(base, outcome=CaseOutcome.SKIPPED, message=s.reason,
+                            duration_s=time.perf_counter() - t0)
     except CheckErrored as e:
-        return CaseResult(**base, outcome=CaseOutcome.ERRORED,  # type: ignore[arg-type]
-                          message=f"{e.what}\n{e.traceback}".strip(),
-                          duration_s=time.perf_counter() - t0)
+        return attrs.evolve(base, outcome=CaseOutcome.ERRORED,
+                            message=f"{e.what}\n{e.traceback}".strip(),
+                            duration_s=time.perf_counter() - t0)
     except Exception:
-        return CaseResult(**base, outcome=CaseOutcome.ERRORED,  # type: ignore[arg-type]
-                          message="the check itself raised:\n" + traceback.format_exc(),
-                          duration_s=time.perf_counter() - t0)
+        return attrs.evolve(base, outcome=CaseOutcome.ERRORED,
+                            message="the check itself raised:\n" + traceback.format_exc(),
+                            duration_s=time.perf_counter() - t0)
     if ctx.also:
         return _failed(base, ctx.also, time.perf_counter() - t0)
-    return CaseResult(**base, outcome=CaseOutcome.PASSED,  # type: ignore[arg-type]
-                      duration_s=time.perf_counter() - t0)
+    return attrs.evolve(base, outcome=CaseOutcome.PASSED, duration_s=time.perf_counter() - t0)
 
 
-def _failed(base: dict[str, Any], failures: Sequence[CheckFailed], seconds: float
-            ) -> CaseResult:
+def _failed(base: CaseResult, failures: Sequence[CheckFailed], seconds: float) -> CaseResult:
     """A failed case: its first failure, and every later one as ``also_failed``."""
     first = failures[0]
-    return CaseResult(**base, outcome=CaseOutcome.FAILED,
-                      failed_clause=first.clause, expected=first.expected, got=first.got,
-                      message=first.message, duration_s=seconds,
-                      also_failed=tuple((f.clause, f.message) for f in failures[1:]))
+    return attrs.evolve(base, outcome=CaseOutcome.FAILED,
+                        failed_clause=first.clause, expected=first.expected, got=first.got,
+                        message=first.message, duration_s=seconds,
+                        also_failed=tuple((f.clause, f.message) for f in failures[1:]))
 
 
 # -- script shorthands -----------------------------------------------------------------------
 
 
-def effect(key: str, fault: str | None = None) -> EffectStep:
-    return EffectStep(key=key, fault=fault)  # type: ignore[arg-type]
+def effect(key: str, fault: Fault | None = None) -> EffectStep:
+    return EffectStep(key=key, fault=fault)
 
 
 def ask(name: str = "approve", payload: Any = None, *, names: Sequence[str] | None = None,
-        checkpoint_write: str = "ok", tool_call_id: str | None = None,
-        checkpoint: str = "turn", handlers: Handlers | None = None) -> InterruptStep:
+        checkpoint_write: CheckpointWrite = "ok", tool_call_id: str | None = None,
+        checkpoint: CheckpointBinding = "turn", handlers: Handlers | None = None
+        ) -> InterruptStep:
     return InterruptStep(name=None if names else name, names=list(names) if names else None,
                          payload={} if payload is None else payload,
-                         checkpoint_write=checkpoint_write,  # type: ignore[arg-type]
-                         tool_call_id=tool_call_id,
-                         checkpoint=checkpoint,  # type: ignore[arg-type]
-                         handlers=handlers)
+                         checkpoint_write=checkpoint_write, tool_call_id=tool_call_id,
+                         checkpoint=checkpoint, handlers=handlers)
 
 
 def gate(amount: float, allow_up_to: float, deny_over: float) -> GateStep:

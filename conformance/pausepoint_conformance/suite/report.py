@@ -77,8 +77,9 @@ def junit_xml(result: SuiteResult) -> str:
         if c.outcome == CaseOutcome.FAILED:
             f = ET.SubElement(tc, "failure", {
                 "message": f"{c.failed_clause}: {c.message}", "type": c.failed_clause or ""})
-            f.text = (f"clause: {c.failed_clause}\nexpected: {json.dumps(c.record().get('expected'))}"
-                      f"\ngot: {json.dumps(c.record().get('got'))}\n")
+            f.text = (f"clause: {c.failed_clause}\n"
+                      f"expected: {json.dumps(c.record().get('expected'))}\n"
+                      f"got: {json.dumps(c.record().get('got'))}\n")
         elif c.outcome == CaseOutcome.ERRORED:
             e = ET.SubElement(tc, "error", {"message": c.message.splitlines()[0]
                                             if c.message else "errored"})

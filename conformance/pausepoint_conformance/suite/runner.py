@@ -18,7 +18,7 @@ nothing selected cites are ``untested`` and left out.
 
 from __future__ import annotations
 
-import datetime as _dt
+import datetime as dt
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -224,7 +224,7 @@ def run_suite(adapter: Adapter, *, adapter_name: str, plan: Plan | None = None,
     header: dict[str, Any] = {
         "type": "header", "suite": {"name": "pausepoint-conformance", "version": suite_version},
         "protocol": PROTOCOL_VERSION, "adapter": adapter_name,
-        "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "checks": len(plan.checks), "vectors": len(plan.vectors),
         "selection": plan.selection,
     }

@@ -133,15 +133,6 @@ class ModelDriver:
         return [self.ref(r, k) for r, run in enumerate(self.sys.runs)
                 for k in range(len(run.slots))]
 
-    def effect_keys(self) -> list[tuple[str, str]]:
-        """(run id, key) of every effect of every started run."""
-        out: list[tuple[str, str]] = []
-        for r, spec in enumerate(self.runs):
-            if self.sys.runs[r].phase == m.RunPhase.IDLE:
-                continue
-            out.extend((spec.run_id, s.key) for s in spec.script if isinstance(s, EffectStep))
-        return out
-
     def observe(self) -> dict[str, Any]:
         """Observable state: every pause's phase and every effect's execution count."""
         pauses = {self.ref(r, k): slot.state.phase.value for r, run in enumerate(self.sys.runs)
@@ -213,9 +204,6 @@ class ModelDriver:
 
     # -- the operations -----------------------------------------------------------------------
 
-    def can_start(self, run_id: str) -> bool:
-        return bool(m.start(self.cfg, self.sys, self.index[run_id]))
-
     def start(self, run_id: str) -> Expectation:
         r = self.index[run_id]
         if not self._one(m.start(self.cfg, self.sys, r)):
@@ -258,7 +246,7 @@ class ModelDriver:
             if out.code.value == "token_invalid":
                 codes.append("token_malformed")
                 flags = ("token_error",)
-            if out.code.value in ("response_conflict",):
+            if out.code.value == "response_conflict":
                 groups.add(Group.REPLAY)
             return Expectation({"result": "refused", "codes": sorted(codes)},
                                (out.clause, "lifecycle.refusal.no-change",
@@ -352,10 +340,6 @@ class ModelDriver:
         r, k = self.parse_ref(ref)
         slot = self.sys.runs[r].slots[k]
         return self.sys.runs[r].counts[slot.pc] > 0
-
-    def can_reconcile(self, ref: str) -> bool:
-        r, k = self.parse_ref(ref)
-        return bool(m.reconcile(self.cfg, self.sys, r, k, self.truth(ref)))
 
     def reconcile(self, ref: str) -> tuple[str, Expectation]:
         """Reconcile with the true answer; for a pause with nothing in doubt, the refusal."""

@@ -96,7 +96,8 @@ def enabled(d: ModelDriver) -> list[Op]:
             for variant in ("altered_token", "other_scope", "other_session",
                             "invalid_response"):
                 ops.append(("resume", ref, "yes", variant))
-            if (slot.kind == SlotKind.RECOVERY and phase == Phase.UNKNOWN_OUTCOME) or (slot.kind == SlotKind.ASK and phase == Phase.RESUMABLE):
+            if ((slot.kind == SlotKind.RECOVERY and phase == Phase.UNKNOWN_OUTCOME)
+                    or (slot.kind == SlotKind.ASK and phase == Phase.RESUMABLE)):
                 ops.append(("reconcile", ref))
         else:
             ops.append(("resume", ref, "yes", "valid"))

@@ -132,7 +132,8 @@ class ReconcileOp(_Step):
     resolution: Literal["applied", "not_applied"]
 
 
-VectorStep = Annotated[StartOp | ResumeOp | AdvanceOp | CancelOp | CrashRestartOp | ReconcileOp, Field(discriminator="op")]
+VectorStep = Annotated[StartOp | ResumeOp | AdvanceOp | CancelOp | CrashRestartOp | ReconcileOp,
+                      Field(discriminator="op")]
 
 
 class VectorRun(_M):

@@ -69,7 +69,8 @@ def _scalar_text(value: object, room: int = 2**63, unicode_only: bool = False) -
     return None
 
 
-def check_bounds(value: object, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> str | None:
+def check_bounds(value: object, max_bytes: int = MAX_BYTES,
+                 max_depth: int = MAX_DEPTH) -> str | None:
     """Return why ``value`` is out of bounds, or None if it is a JSON value of Unicode text
     whose canonical text is at most ``max_bytes`` long and whose nesting depth is at most
     ``max_depth``.

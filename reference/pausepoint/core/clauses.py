@@ -1,9 +1,12 @@
 """The contract's clause catalogue and its closed set of error codes.
 
 Every clause has a stable slug id (never a section number).  ``spec/contract.md`` carries the
-normative text of each clause under the same id and the same one-line summary; a test keeps the
-two in lockstep.  Code, tests, checks, vectors and docs cite clauses by these ids, and a test
-fails when a cited id does not exist or a normative clause is cited by nothing.
+normative text of each clause under the same id, its clause line generated from this
+catalogue (:func:`pausepoint.system.diagram.clause_line`); a test keeps the two in lockstep.
+Code, tests, checks, vectors and docs cite clauses by these ids -- in code typed
+:data:`~pausepoint.core.clause_ids.ClauseId`, the ``Literal`` of every id generated from this
+catalogue, so that mypy catches a mistyped id -- and a test fails when a cited id does not
+exist or a normative clause is cited by nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import enum
 from typing import Final
 
 import attrs
+
+from pausepoint.core.clause_ids import ClauseId
 
 
 class Group(enum.StrEnum):
@@ -30,20 +35,25 @@ class Group(enum.StrEnum):
 
 
 class Level(enum.StrEnum):
+    """A clause's level: MUST (required of every implementation claiming its group) or SHOULD
+    (recommended)."""
+
     MUST = "MUST"
     SHOULD = "SHOULD"
 
 
 @attrs.frozen
 class Clause:
-    id: str
+    """One named requirement of the contract: its id, group, level and one-line summary."""
+
+    id: ClauseId
     group: Group
     level: Level
     summary: str
 
 
-def _c(id: str, group: Group, summary: str, level: Level = Level.MUST) -> Clause:
-    return Clause(id=id, group=group, level=level, summary=summary)
+def _c(cid: ClauseId, group: Group, summary: str, level: Level = Level.MUST) -> Clause:
+    return Clause(id=cid, group=group, level=level, summary=summary)
 
 
 G = Group
@@ -225,15 +235,18 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "Malformed, oversized or deeply nested input gets a typed error with a code from the "
        "closed set and changes no stored state."),
 )
+"""Every clause of the contract, in the order of ``spec/contract.md``."""
 
 CLAUSE_BY_ID: Final[dict[str, Clause]] = {c.id: c for c in CLAUSES}
 
 
-def clause(id: str) -> str:
-    """Return ``id`` if it names a clause, else raise ``KeyError`` (used to cite clauses)."""
-    if id not in CLAUSE_BY_ID:
-        raise KeyError(f"no clause {id!r} in the catalogue")
-    return id
+def clause(clause_id: str) -> ClauseId:
+    """Return ``clause_id`` as a :data:`ClauseId` if it names a clause, else raise ``KeyError``
+    (used to cite clauses, and to type an id read from outside the code)."""
+    found = CLAUSE_BY_ID.get(clause_id)
+    if found is None:
+        raise KeyError(f"no clause {clause_id!r} in the catalogue")
+    return found.id
 
 
 class ErrorCode(enum.StrEnum):

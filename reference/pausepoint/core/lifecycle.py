@@ -19,10 +19,13 @@ from typing import Final
 
 import attrs
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 
 
 class Phase(enum.StrEnum):
+    """The state of one pause point (``lifecycle.states``)."""
+
     RUNNING = "running"
     PAUSED = "paused"
     RESUMABLE = "resumable"
@@ -134,12 +137,12 @@ class Action(enum.StrEnum):
 class Accepted:
     state: PauseState
     action: Action
-    clause: str
+    clause: ClauseId
 
 
 @attrs.frozen
 class Refusal:
-    clause: str
+    clause: ClauseId
     code: ErrorCode
     message: str
 
@@ -157,7 +160,7 @@ class Guard:
     """One ordered check: when ``holds`` is false the event is refused with ``code``."""
 
     name: str
-    clause: str
+    clause: ClauseId
     code: ErrorCode
     message: str
     holds: Predicate
@@ -170,7 +173,7 @@ class Row:
 
     event: type[Event]
     source: Phase
-    clause: str
+    clause: ClauseId
     target: Phase | None = None
     action: Action | None = None
     checks: tuple[Guard, ...] = ()

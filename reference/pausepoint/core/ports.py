@@ -150,6 +150,8 @@ class EffectJournal(Protocol):
 
 @runtime_checkable
 class Clock(Protocol):
+    """The time the deployment decides by: expiry and authority are judged at ``now()``."""
+
     def now(self) -> int:
         """Milliseconds."""
         ...
@@ -176,10 +178,16 @@ class Signer(Protocol):
         """Return (token, key id)."""
         ...
 
-    def verify(self, token: str) -> Claims: ...
+    def verify(self, token: object) -> Claims:
+        """The claims of ``token``.  A token arrives from outside as any value (a JSON number,
+        a list, hostile text), and verifying it is what decides that it is a token: whatever
+        it is, the only failure is the typed refusal (``token.parse.strict``)."""
+        ...
 
 
 class RunStatus(enum.StrEnum):
+    """The stored status of a run (:attr:`RunRecord.status`)."""
+
     RUNNING = "running"
     PAUSED = "paused"
     DONE = "done"

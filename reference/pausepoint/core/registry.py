@@ -66,6 +66,8 @@ class Interaction:
 
 
 class Registry:
+    """The interactions a deployment may pause for, by name; a name is registered once."""
+
     def __init__(self, interactions: Iterable[Interaction] = ()) -> None:
         self._by_name: dict[str, Interaction] = {}
         for i in interactions:

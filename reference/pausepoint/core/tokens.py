@@ -78,6 +78,7 @@ from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from pausepoint.core.canonical import canonical_json
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.ports import Claims
@@ -112,10 +113,10 @@ HMAC_MIN_SECRET: Final[int] = 32
 _KID_RE: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _B64_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 
-_PARSE: Final[str] = "token.parse.strict"
-_KEY_ID: Final[str] = "token.key-id"
-_INTEGRITY: Final[str] = "token.integrity"
-_DRAIN: Final[str] = "token.rotation.drain"
+_PARSE: Final[ClauseId] = "token.parse.strict"
+_KEY_ID: Final[ClauseId] = "token.key-id"
+_INTEGRITY: Final[ClauseId] = "token.integrity"
+_DRAIN: Final[ClauseId] = "token.rotation.drain"
 
 _CLAIM_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in attrs.fields(Claims))
 _CLAIM_TYPES: Final[dict[str, type]] = {
@@ -463,7 +464,7 @@ class KeyRing:
                                   "characters")
         return token, key.kid
 
-    def verify(self, token: str) -> Claims:
+    def verify(self, token: object) -> Claims:
         """Return the claims of a token signed by a key in the ring.  Raises
         :class:`PausepointError` (``token_malformed`` or ``token_invalid``) and nothing else,
         whatever ``token`` is; see the module docstring for the exact checks and order."""

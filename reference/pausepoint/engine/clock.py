@@ -7,6 +7,8 @@ import time
 
 
 class SystemClock:
+    """The wall clock, in milliseconds since the epoch."""
+
     def now(self) -> int:
         return time.time_ns() // 1_000_000
 

@@ -36,6 +36,9 @@ class AskUserTool:
 
 @attrs.frozen
 class Deployment:
+    """What :func:`compose` wires: the pause service over the store, and the optional token
+    encoder/decoder pair around the signed token."""
+
     service: PauseService
     store: StoreBundle
     encode_token: Callable[[str], str] | None = None

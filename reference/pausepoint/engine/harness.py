@@ -11,10 +11,10 @@ An effect may carry ``"fault": "crash_before_apply" | "crash_after_apply"``: the
 executes, the process "dies" at that point (the harness drops everything volatile until
 :meth:`Harness.restart`).
 
-The harness is what the conformance suite's reference adapter drives, what ``pausepoint demo``
-shows, and what the stateful tests compare with :mod:`pausepoint.system.model`: its semantics are the
-model's (a run continues from its recorded turn; an effect journalled finished is skipped; an
-effect journalled started and not finished when the run stopped opens a recovery pause in
+The harness is what the conformance suite's reference adapter drives and what the stateful
+tests compare with :mod:`pausepoint.system.model`: its semantics are the model's (a run
+continues from its recorded turn; an effect journalled finished is skipped; an effect
+journalled started and not finished when the run stopped opens a recovery pause in
 ``unknown_outcome`` instead of being retried).  The model has no gates.
 """
 
@@ -50,7 +50,7 @@ from pausepoint.engine.run import (
     Runner,
     current_run_binding,
 )
-from pausepoint.engine.service import ResumeRequest
+from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle
 from pausepoint.system.model import Fault
@@ -180,7 +180,7 @@ class Harness:
                        clock=self.clock, ttl_ms=self.ttl_ms)
 
     @property
-    def service(self) -> Any:
+    def service(self) -> PauseService:
         return self.deployment.service
 
     # -- operations ----------------------------------------------------------------------

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from pausepoint.core import lifecycle as lc
-from pausepoint.core.canonical import canonical_json, check_bounds, digest
+from pausepoint.core.canonical import canonical_json, digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import PauseState, Phase
@@ -78,16 +77,6 @@ class RunView(enum.StrEnum):
 
 def _refuse(out: lc.Refusal) -> PausepointError:
     return PausepointError(out.code, out.clause, out.message)
-
-
-def _json(value: object, what: str, code: ErrorCode, clause: str) -> str:
-    problem = check_bounds(value)
-    if problem is not None:
-        raise PausepointError(code, clause, f"the {what} is out of bounds: {problem}")
-    try:
-        return canonical_json(value)
-    except (TypeError, ValueError) as exc:
-        raise PausepointError(code, clause, f"the {what} is not JSON: {exc}") from None
 
 
 class PauseService:
@@ -179,7 +168,7 @@ class PauseService:
     def resume(self, token: object, response: object, request: ResumeRequest) -> ResumeOutcome:
         """Answer a pause.  Checks run in the order of resume.refusal.order; the consume is the
         ledger's conditional update, so exactly one of any number of racing resumes wins."""
-        claims = self.signer.verify(token)  # type: ignore[arg-type]  # verify takes anything
+        claims = self.signer.verify(token)
         record = self.ledger.get(claims.interrupt_id)
         if record is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "resume.token.binds-one-pause",
@@ -331,7 +320,8 @@ class PauseService:
                                   f"no pause {interrupt_id!r} in the ledger")
         return record
 
-    def _advance(self, interrupt_id: str, make: Any) -> PauseRecord:
+    def _advance(self, interrupt_id: str, make: Callable[[PauseRecord], lc.Event]
+                 ) -> PauseRecord:
         """Step the stored pause with the event ``make(record)`` and write it conditionally;
         on a lost race, read again and decide again."""
         for _ in range(MAX_CAS_ATTEMPTS):

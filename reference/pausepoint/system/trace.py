@@ -236,9 +236,9 @@ def validate(records: Iterable[Mapping[str, Any]]) -> Validation:
             for lab in m.successors(cfg, s):
                 if lab.action != action or lab.args != args:
                     continue
-                if "result" in rec and action == "ResumeCommit":
-                    if m.commit_result(cfg, s, int(str(args[0]))) != rec["result"]:
-                        continue
+                if ("result" in rec and action == "ResumeCommit"
+                        and m.commit_result(cfg, s, int(str(args[0]))) != rec["result"]):
+                    continue
                 if matches(rec.get("state", {}), observe(lab.state)):
                     nxt.add(lab.state)
         if not nxt:

@@ -7,8 +7,9 @@ import base64
 import json
 from typing import Any, Final
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode as E
-from pausepoint_conformance.protocol.wire import Ok, PublishedPause, Refused
+from pausepoint_conformance.protocol.wire import Fault, Ok, PublishedPause, Refused
 from pausepoint_conformance.suite.framework import (
     YES,
     Ctx,
@@ -25,7 +26,7 @@ LONE_SURROGATE: Final[str] = json.loads('"approve \\ud800"')
 """Not Unicode text: UTF-8 cannot carry it, so no two languages need read it alike."""
 
 
-def only(rep_pauses: list[PublishedPause], ctx: Ctx, clause_id: str, n: int = 1,
+def only(rep_pauses: list[PublishedPause], ctx: Ctx, clause_id: ClauseId, n: int = 1,
          what: str = "") -> list[PublishedPause]:
     ctx.expect(len(rep_pauses) == n, clause_id, f"{n} published pause(s)",
                [p.name for p in rep_pauses], what or "wrong number of published pauses")
@@ -59,11 +60,11 @@ def _pp1_parts(token: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     return dec[0], dec[1]
 
 
-def _crash_in_effect(ctx: Ctx, fault: str) -> PublishedPause:
+def _crash_in_effect(ctx: Ctx, fault: Fault) -> PublishedPause:
     rep = ctx.start([effect("a", fault), ask("approve"), effect("b"), end()], status=None)
     ctx.expect(rep.status in ("stopped", "running"), "effect.unknown-outcome", "stopped",
                rep.status.value, "the process died inside the effect, so the run stopped")
-    applied = 1 if fault == "crash_after_apply" else 0
+    applied = 1 if fault == Fault.CRASH_AFTER_APPLY else 0
     ctx.expect_count("r1", "a", applied, "effect.journal.bracket")
     data = ctx.crash_restart(clause_id="effect.unknown-outcome")
     rec = [p for p in data.pauses if p.run_id == "r1" and p.kind == "recovery"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode as E
 from pausepoint_conformance.protocol.wire import Handlers, Ok, PublishedPause, Refused
 from pausepoint_conformance.suite.checks.common import (
@@ -151,7 +152,7 @@ def _bounded(ctx: Ctx) -> None:
     ctx.resume(p, YES, clause_id="resume.refusal.keeps-pause")
 
 
-def _expect_pause_refused(ctx: Ctx, raw: Any, codes: list[E], clause_id: str,
+def _expect_pause_refused(ctx: Ctx, raw: Any, codes: list[E], clause_id: ClauseId,
                           what: str) -> None:
     """A start whose pause must be refused: refused (as the result or as the run's refusal),
     nothing published, not paused."""

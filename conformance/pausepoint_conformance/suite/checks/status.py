@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pausepoint.core.clauses import Group
+from pausepoint_conformance.protocol.wire import Fault
 from pausepoint_conformance.suite.checks.common import _crash_in_effect, basic, only
 from pausepoint_conformance.suite.framework import (
     YES,
@@ -54,7 +55,7 @@ def _status_distinguishes(ctx: Ctx) -> None:
        "then it is safely suspended, and done after its last answer",
        ["status.distinguishes"], needs=[Group.UNKNOWN_OUTCOME])
 def _status_unknown(ctx: Ctx) -> None:
-    p = _crash_in_effect(ctx, "crash_after_apply")
+    p = _crash_in_effect(ctx, Fault.CRASH_AFTER_APPLY)
     ctx.expect_status("r1", "waiting_unknown_outcome",
                       "after a crash inside an effect the run waits on an unknown outcome")
     ctx.reconcile(p, "applied")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pausepoint.core.clauses import ErrorCode as E
+from pausepoint_conformance.protocol.wire import Fault
 from pausepoint_conformance.suite.checks.common import _crash_in_effect, basic, only
 from pausepoint_conformance.suite.framework import (
     YES,
@@ -18,7 +19,7 @@ from pausepoint_conformance.suite.framework import (
        ["effect.unknown-outcome", "resume.unknown-outcome.blocks", "effect.reconcile",
         "effect.journal.bracket", "effect.at-most-once"])
 def _after_apply(ctx: Ctx) -> None:
-    p = _crash_in_effect(ctx, "crash_after_apply")
+    p = _crash_in_effect(ctx, Fault.CRASH_AFTER_APPLY)
     for _ in range(2):
         ctx.refuse_resume(p, [E.OUTCOME_UNKNOWN], "resume.unknown-outcome.blocks",
                           "a resume over an unknown outcome")
@@ -41,7 +42,7 @@ def _after_apply(ctx: Ctx) -> None:
        ["effect.unknown-outcome", "effect.reconcile", "effect.journal.bracket",
         "effect.at-most-once", "resume.unknown-outcome.blocks"])
 def _before_apply(ctx: Ctx) -> None:
-    p = _crash_in_effect(ctx, "crash_before_apply")
+    p = _crash_in_effect(ctx, Fault.CRASH_BEFORE_APPLY)
     ctx.refuse_resume(p, [E.OUTCOME_UNKNOWN], "resume.unknown-outcome.blocks",
                       "a resume over an unknown outcome")
     ctx.expect_count("r1", "a", 0, "resume.unknown-outcome.blocks")
@@ -70,7 +71,7 @@ def _reconcile_invalid(ctx: Ctx) -> None:
        "over an unknown outcome the response is still validated first",
        ["resume.refusal.order", "resume.unknown-outcome.blocks"])
 def _unknown_order(ctx: Ctx) -> None:
-    p = _crash_in_effect(ctx, "crash_after_apply")
+    p = _crash_in_effect(ctx, Fault.CRASH_AFTER_APPLY)
     ctx.refuse_resume(p, [E.RESPONSE_INVALID], "resume.refusal.order",
                       "an invalid answer over an unknown outcome", response=[1])
     ctx.refuse_resume(p, [E.OUTCOME_UNKNOWN], "resume.unknown-outcome.blocks",
@@ -81,6 +82,6 @@ def _unknown_order(ctx: Ctx) -> None:
        "a pause waiting on an unknown outcome still expires",
        ["expiry.transition", "effect.unknown-outcome"])
 def _unknown_expires(ctx: Ctx) -> None:
-    p = _crash_in_effect(ctx, "crash_after_apply")
+    p = _crash_in_effect(ctx, Fault.CRASH_AFTER_APPLY)
     ctx.advance(ctx.ttl_ms)
     ctx.expect_phase(p, "expired", "expiry.transition")

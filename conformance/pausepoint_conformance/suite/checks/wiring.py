@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from pausepoint.core.clauses import ErrorCode as E
+from pausepoint_conformance.protocol.wire import Durability, TokenCodec
 from pausepoint_conformance.suite.framework import (
     Ctx,
     check,
@@ -11,20 +14,27 @@ from pausepoint_conformance.suite.framework import (
 
 # == wiring (optional operation) =============================================================
 
+Wiring = tuple[Durability, Durability, TokenCodec]
+"""A trial wiring: checkpoints, ledger, token codec."""
+INCONSISTENT: Final[tuple[tuple[Wiring, str], ...]] = (
+    (("durable", "volatile", "none"), "durable checkpoints, volatile ledger"),
+    (("durable", "durable", "encoder_only"), "a token encoder alone"),
+    (("volatile", "volatile", "decoder_only"), "a token decoder alone"))
+CONSISTENT: Final[tuple[tuple[Wiring, str], ...]] = (
+    (("durable", "durable", "both"), "durable parts, a whole codec"),
+    (("volatile", "volatile", "none"), "volatile parts"),
+    (("volatile", "durable", "none"), "volatile checkpoints, durable ledger"))
+
 
 @check("wiring/consistent",
        "a trial wiring of durable checkpoints with a volatile ledger, or of half a token "
        "codec, is refused with wiring_invalid; consistent wirings are accepted",
        ["wiring.consistent"])
 def _wiring_consistent(ctx: Ctx) -> None:
-    for parts, what in ((("durable", "volatile", "none"), "durable checkpoints, volatile ledger"),
-                        (("durable", "durable", "encoder_only"), "a token encoder alone"),
-                        (("volatile", "volatile", "decoder_only"), "a token decoder alone")):
+    for parts, what in INCONSISTENT:
         ctx.expect_refused(ctx.wiring_raw(*parts), [E.WIRING_INVALID], "wiring.consistent",
                            f"wiring {what}")
-    for parts, what in ((("durable", "durable", "both"), "durable parts, a whole codec"),
-                        (("volatile", "volatile", "none"), "volatile parts"),
-                        (("volatile", "durable", "none"), "volatile checkpoints, durable ledger")):
+    for parts, what in CONSISTENT:
         ctx._unwrap(ctx.wiring_raw(*parts, interactions=["approve"]), f"wiring {what}",
                     "wiring.consistent")
 
