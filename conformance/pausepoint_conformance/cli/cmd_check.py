@@ -28,15 +28,23 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID, TextColumn
 from rich.table import Table
 
 from pausepoint.system import trace as tr
+from pausepoint_conformance.cli.common import (
+    UsageError,
+    existing_dir,
+    positive_int,
+    progress_bar,
+    readable_file,
+)
+from pausepoint_conformance.cli.common import console as out_console
 from pausepoint_conformance.modelcheck import lockstep as mc
 
 NAME = "check"
@@ -64,28 +72,71 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(repeatable; replaces the recorded traces)")
     parser.add_argument("--tla-dir", type=Path, default=mc.TLA_DIR,
                         help="the directory of the spec and manifest (default: %(default)s)")
-    parser.add_argument("--workers", type=int, default=2, help="TLC workers (default: 2)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="TLC workers (default: 2)")
+
+
+def _manifest(tla_dir: Path) -> dict[str, Any]:
+    """The manifest of ``tla_dir``, or a usage error naming what is wrong with it."""
+    existing_dir(tla_dir, "--tla-dir")
+    if not (tla_dir / mc.MANIFEST).is_file():
+        raise UsageError(f"--tla-dir {tla_dir}: no {mc.MANIFEST} there; give the spec's "
+                         "folder (tla/ of the repository)")
+    text = readable_file(tla_dir / mc.MANIFEST, "--tla-dir")
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--tla-dir {tla_dir}: {mc.MANIFEST} is not JSON ({exc}); restore it "
+                         "from the repository") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("models"), dict):
+        raise UsageError(f"--tla-dir {tla_dir}: {mc.MANIFEST} has no \"models\" object; give "
+                         "the spec's folder (tla/)")
+    return manifest
+
+
+def _trace(path: Path) -> list[dict[str, Any]]:
+    """A trace file's records, or a usage error when it is not an NDJSON trace at all (a trace
+    that is well formed but disagrees with the model is a failed check, not a usage error)."""
+    try:
+        records = tr.parse(readable_file(path, "--trace"))
+    except ValueError as exc:
+        raise UsageError(f"--trace {path}: not NDJSON ({exc}); a trace is one JSON object per "
+                         f"line, the first {{\"format\": \"{tr.FORMAT}\", ...}}") from None
+    if not records or not isinstance(records[0], dict) or \
+            not all(isinstance(r, dict) for r in records):
+        raise UsageError(f"--trace {path}: not a {tr.FORMAT} trace (its lines must be JSON "
+                         f"objects, the first {{\"format\": \"{tr.FORMAT}\", ...}})")
+    return records
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = out_console()
     tla_dir: Path = args.tla_dir
-    manifest = mc.load_manifest(tla_dir)
+    # Every input is checked before the lockstep (which takes a while) starts.
+    manifest = _manifest(tla_dir)
     models: dict[str, Any] = {k: v for k, v in manifest["models"].items()
                               if not args.model or k in args.model}
-    if args.model and len(models) != len(args.model):
-        console.print(f"[red]unknown model(s): {sorted(set(args.model) - set(models))}")
-        return 2
+    if args.model and len(models) != len(set(args.model)):
+        unknown = ", ".join(sorted(set(args.model) - set(models)))
+        raise UsageError(f"--model: unknown model {unknown}; the models are "
+                         f"{', '.join(manifest['models'])}")
+    for name, spec in models.items():
+        needed = [spec.get("states_file"), *spec.get("traces", [])]
+        if spec.get("kind") in ("MC", "SIM"):
+            needed += [f"{name}.tla", f"{name}.cfg"]
+        missing = [f for f in needed if f and not (tla_dir / f).is_file()]
+        if missing:
+            raise UsageError(f"--tla-dir {tla_dir}: model {name} needs {', '.join(missing)}, "
+                             "which is missing; give a complete copy of the spec's folder")
+    given_traces = {p: _trace(p) for p in args.trace or []}
     jar = mc.tlc_jar(args.tlc)
     if args.tlc and jar is None:
-        console.print(f"[red]no tla2tools.jar at {args.tlc}")
-        return 2
+        raise UsageError(f"--tlc {args.tlc}: no tla2tools.jar there; download it from "
+                         "https://github.com/tlaplus/tlaplus/releases or leave --tlc out")
+    if args.record and jar is None:
+        raise UsageError("--record needs TLC: give --tlc JAR or set TLA2TOOLS_JAR")
     failed = False
 
-    if args.record:
-        if jar is None:
-            console.print("[red]--record needs TLC: --tlc JAR or TLA2TOOLS_JAR")
-            return 2
+    if args.record and jar is not None:
         mc.record(jar, tla_dir, list(models), workers=args.workers,
                   log=lambda s: console.print(s, markup=False))
         manifest = mc.load_manifest(tla_dir)
@@ -105,10 +156,7 @@ def run(args: argparse.Namespace) -> int:
                 "invariants", "state sets", "s"):
         table.add_column(col)
     for name, spec in mc.lockstep_models({"models": models}):
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                      TextColumn("{task.completed:,} / {task.total:,} states, depth "
-                                 "{task.fields[depth]}"),
-                      TimeElapsedColumn(), console=console, transient=True) as bar:
+        with progress_bar(console, TextColumn("states, depth {task.fields[depth]}")) as bar:
             task = bar.add_task(f"exploring {name}", total=spec["tlc"]["distinct"], depth=1)
             res = mc.lockstep(name, spec, tla_dir, progress=_progress(bar, task))
         ex = res.exploration
@@ -137,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         for col in ("trace", "lines", "result"):
             tt.add_column(col)
         for path in trace_files:
-            val = tr.validate(tr.parse(path.read_text()))
+            val = tr.validate(given_traces.get(path) or tr.parse(path.read_text()))
             failed |= not val.ok
             shown = path.relative_to(tla_dir) if path.is_relative_to(tla_dir) else path
             tt.add_row(str(shown), str(val.lines), "ok" if val.ok else f"[red]{val.message}")

@@ -29,23 +29,33 @@ Exit status:
      and passed; with --only or
      --no-checks, clauses that nothing selected cites are reported untested instead
   1  some claimed clause failed, errored or was only skipped; or nothing ran
-  2  bad arguments (an unknown adapter spelling, an unreadable vector file)
+  2  bad input, reported in one line on stderr before anything runs: an unknown adapter
+     spelling, an adapter that cannot be loaded or started, an unreadable vector file, an
+     output path that cannot be written, a selection that selects nothing
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import TextColumn
 
-from pausepoint_conformance.adapters.loader import AdapterSpecError, make_adapter
+from pausepoint_conformance.adapters.loader import make_adapter
+from pausepoint_conformance.cli.common import (
+    UsageError,
+    console,
+    existing_dir,
+    positive_float,
+    progress_bar,
+    show_progress,
+    writable_file,
+)
 from pausepoint_conformance.suite.framework import CHECKS, CaseOutcome, CaseResult
 from pausepoint_conformance.suite.report import print_summary, write_jsonl, write_junit
 from pausepoint_conformance.suite.runner import Plan, SuiteResult, run_suite
+from pausepoint_conformance.vectors.replay import VectorFileError
 
 NAME = "conform"
 HELP = "verify an implementation against every clause (default: the embedded reference)"
@@ -65,8 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, metavar="FILE",
                         help="write the report as JSON Lines (header, cases, clauses, footer)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="per-operation timeout for cmd: adapters (default 30)")
+    parser.add_argument("--timeout", type=positive_float, default=30.0, metavar="SECONDS",
+                        help="timeout of every exchange with a cmd: adapter, the hello "
+                             "handshake included (default 30)")
     parser.add_argument("--scratch", metavar="DIR",
                         help="where the embedded reference keeps its SQLite files (default: "
                              "the system's temporary directory; they are removed afterwards)")
@@ -84,10 +95,19 @@ def _plan(args: argparse.Namespace) -> Plan:
         c for c in CHECKS if not args.only or any(t in c.id for t in args.only)]
     vectors = []
     for where in args.vectors:
+        if not Path(where).exists():
+            raise UsageError(f"--vectors {where}: does not exist; give a vector file or a "
+                             "folder made by `pausepoint scenarios --out`")
         paths = vector_paths(Path(where))
         if not paths:
-            raise AdapterSpecError(f"no vector files (*.json) at {where}")
+            raise UsageError(f"--vectors {where}: no vector files (*.json) there; make some "
+                             "with `pausepoint scenarios --out`")
         vectors.extend(load_files(paths))
+    if not checks and not vectors:
+        what = f"--only {' '.join(args.only)}" if args.only else "--no-checks without --vectors"
+        raise UsageError(f"nothing selected: {what} selects no check or vector; "
+                         "`pausepoint clauses` lists the clause ids, check ids start with "
+                         "their group (tokens/, expiry/, ...)")
     return Plan(checks=tuple(checks), vectors=tuple(vectors),
                 selection=bool(args.only or args.no_checks))
 
@@ -100,9 +120,7 @@ def conform(adapter_spec: str, plan: Plan, *, timeout: float = 30.0,
     try:
         if not progress or console is None:
             return run_suite(adapter, adapter_name=name, plan=plan)
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                      MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-                      TimeElapsedColumn(), console=console, transient=True) as bar:
+        with progress_bar(console, TextColumn("{task.fields[status]}")) as bar:
             task = bar.add_task(f"conform {name}", total=plan.size, status="")
             bad = 0
 
@@ -118,23 +136,27 @@ def conform(adapter_spec: str, plan: Plan, *, timeout: float = 30.0,
 
 
 def run(args: argparse.Namespace) -> int:
-    wide = sys.stdout.isatty() or "COLUMNS" in os.environ
-    console = Console() if wide else Console(width=140)
+    out = console()
+    # Everything that could make the run's results unusable is checked before it starts.
+    if args.json:
+        writable_file(args.json, "--json")
+    if args.junit:
+        writable_file(args.junit, "--junit")
+    if args.scratch is not None:
+        existing_dir(Path(args.scratch), "--scratch")
     try:
         plan = _plan(args)
-    except (AdapterSpecError, OSError, ValueError) as exc:
-        console.print(f"[red]pausepoint conform: {exc}[/red]")
-        return 2
-    try:
-        result = conform(args.adapter, plan, timeout=args.timeout, console=console,
-                         progress=not args.quiet and sys.stdout.isatty(), scratch=args.scratch)
-    except AdapterSpecError as exc:
-        console.print(f"[red]pausepoint conform: {exc}[/red]")
-        return 2
+    except VectorFileError as exc:
+        raise UsageError(str(exc)) from None
+    result = conform(args.adapter, plan, timeout=args.timeout, console=out,
+                     progress=show_progress(out, args.quiet), scratch=args.scratch)
     if args.json:
         with args.json.open("w", encoding="utf-8") as f:
             write_jsonl(result, f)
     if args.junit:
         write_junit(result, args.junit)
-    print_summary(result, console, show_table=not (args.no_table or args.quiet))
+    # A failed handshake already says why, once: a table of every clause errored adds nothing.
+    handshake_failed = bool(result.header.get("error"))
+    print_summary(result, out,
+                  show_table=not (args.no_table or args.quiet or handshake_failed))
     return result.exit_status

@@ -22,12 +22,12 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import tempfile
 import time
 import uuid
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -39,6 +39,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from pausepoint_conformance.cli.common import UsageError, one_line, positive_int
+from pausepoint_conformance.cli.common import console as out_console
 from pausepoint_conformance.faults.fuzz import Plan, Tally, run_fuzz
 from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_postgres, save_key
 
@@ -47,15 +49,17 @@ HELP = "throw hostile tokens, responses and payloads at the service; nothing may
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--count", type=int, default=100_000,
+    parser.add_argument("--count", type=positive_int, default=100_000,
                         help="hostile tokens to try (default 100000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--store", default="memory:",
                         help="memory: (default), sqlite:PATH, or postgres:DSN / postgresql://... "
-                             "(PostgreSQL runs in a fresh schema, dropped afterwards)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                             "(PostgreSQL runs in a fresh schema, dropped afterwards; it needs "
+                             "the postgres extra: pip install 'pausepoint[postgres]'; postgres: "
+                             "alone reads the DSN from $PAUSEPOINT_PG_DSN)")
+    parser.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                         help="worker processes (default: one per CPU)")
-    parser.add_argument("--batch", type=int, default=10_000,
+    parser.add_argument("--batch", type=positive_int, default=10_000,
                         help="tokens between two digests of the store's state (default 10000)")
 
 
@@ -83,21 +87,36 @@ def _table(tally: Tally, seconds: float, live: bool) -> Table:
     return table
 
 
+def _probe(spec: StoreSpec) -> None:
+    """Open and close the store once, so a store that cannot open is a usage error before the
+    run (the DSN is never echoed: it may hold a password)."""
+    if spec.kind == "postgres" and importlib.util.find_spec("psycopg") is None:
+        raise UsageError("--store postgres: needs the postgres extra; install it with "
+                         "pip install 'pausepoint[postgres]'")
+    if spec.kind == "sqlite" and not os.path.isdir(os.path.dirname(spec.location) or "."):
+        raise UsageError(f"--store sqlite:{spec.location}: the folder does not exist; "
+                         "create it or give another path")
+    try:
+        spec.open().close()
+    except Exception as exc:
+        where = "postgres: (the DSN given)" if spec.kind == "postgres" else \
+            f"sqlite:{spec.location}"
+        raise UsageError(f"--store {where}: cannot open it ({one_line(exc)}); check the "
+                         "path or the DSN and that the server runs") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    console = Console()
-    if args.count < 1:
-        console.print("--count must be at least 1")
-        return 2
+    console = out_console()
     try:
         spec = StoreSpec.from_url(args.store)
     except ValueError as exc:
-        console.print(str(exc))
-        return 2
+        raise UsageError(f"--store: {exc}") from None
     if spec.kind == "postgres":
         if not spec.location:
-            console.print("postgres: needs a DSN or $PAUSEPOINT_PG_DSN")
-            return 2
+            raise UsageError("--store postgres: needs a DSN after the colon or "
+                             "$PAUSEPOINT_PG_DSN set")
         spec = fresh_postgres(spec.location, "pp_fuzz")
+    _probe(spec)
     jobs = max(1, min(args.jobs, args.count))
     with tempfile.TemporaryDirectory(prefix="pp-fuzz-") as tmp:
         key = os.path.join(tmp, "key.ed25519")

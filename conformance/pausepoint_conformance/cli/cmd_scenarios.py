@@ -19,7 +19,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
+from pausepoint_conformance.cli.common import UsageError, output_dir
+from pausepoint_conformance.cli.common import console as out_console
 
 NAME = "scenarios"
 HELP = "write scenario vectors (JSON, expected outcomes from the reference model)"
@@ -42,16 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pausepoint_conformance.vectors.generator import FAMILIES, generate, write_all
 
-    console = Console()
+    console = out_console()
     if args.depth < 0 or args.random < 0:
-        console.print("[red]--depth and --random must not be negative[/red]")
-        return 2
+        raise UsageError("--depth and --random must not be negative")
+    output_dir(args.out, "--out")
     families = [f for f in FAMILIES if not args.family or f.name in args.family]
     unknown = set(args.family) - {f.name for f in FAMILIES}
     if unknown:
-        console.print(f"[red]unknown family {', '.join(sorted(unknown))}; families: "
-                      f"{', '.join(f.name for f in FAMILIES)}[/red]")
-        return 2
+        raise UsageError(f"--family: unknown family {', '.join(sorted(unknown))}; the families "
+                         f"are {', '.join(f.name for f in FAMILIES)}")
     files = generate(depth=args.depth, random=args.random, seed=args.seed, families=families)
     paths = write_all(args.out, files)
     total = sum(len(v.cases) for v in files.values())

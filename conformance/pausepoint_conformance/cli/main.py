@@ -12,6 +12,9 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from pausepoint_conformance.adapters.loader import AdapterSpecError
+from pausepoint_conformance.cli.common import Parser, UsageError, err_console
+
 SUBCOMMANDS: tuple[str, ...] = (
     "pausepoint_conformance.cli.cmd_clauses",
     "pausepoint_conformance.cli.cmd_conform",
@@ -34,7 +37,7 @@ def _load() -> list[ModuleType]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pausepoint", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="pausepoint 0.1.0")
@@ -53,7 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 2
-    code: int = args._run(args)
+    try:
+        code: int = args._run(args)
+    except (UsageError, AdapterSpecError) as exc:
+        err_console().print(f"pausepoint {args.command}: {exc}", markup=False, soft_wrap=True)
+        return 2
     return code
 
 

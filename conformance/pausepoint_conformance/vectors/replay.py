@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from pausepoint.core.canonical import canonical_json, digest
 from pausepoint.core.clauses import Group
@@ -200,10 +200,37 @@ class LoadedCase:
         return self.case.id
 
 
+class VectorFileError(ValueError):
+    """A vector file that cannot be read or is not a vector file; the message names the file
+    and the first problems, one line."""
+
+
+def _problems(exc: ValidationError, limit: int = 3) -> str:
+    errs = exc.errors(include_url=False)
+    shown = [f"{'.'.join(str(x) for x in e['loc']) or '(document)'}: {e['msg']}"
+             for e in errs[:limit]]
+    more = f" (and {len(errs) - limit} more)" if len(errs) > limit else ""
+    return "; ".join(shown) + more
+
+
+def load_file(path: Path) -> VectorFile:
+    """One vector file, or a :class:`VectorFileError` naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VectorFileError(f"vector file {path} cannot be read: {exc}") from None
+    try:
+        return VectorFile.model_validate_json(text)
+    except ValidationError as exc:
+        raise VectorFileError(f"vector file {path} is not a valid vector file: "
+                              f"{_problems(exc)}; regenerate it with `pausepoint scenarios` "
+                              "or check it against spec/schemas/vector-file.json") from None
+
+
 def load_files(paths: Iterable[Path]) -> list[LoadedCase]:
     out: list[LoadedCase] = []
     for p in paths:
-        vf = VectorFile.model_validate_json(p.read_text(encoding="utf-8"))
+        vf = load_file(p)
         out.extend(LoadedCase(c, vf.ttl_ms, p.name) for c in vf.cases)
     return out
 
