@@ -62,3 +62,73 @@ def test_vectors_become_items_too(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-p", "no:cacheprovider", "--pausepoint-adapter=reference:memory",
                                 "--pausepoint-vectors=vectors", "-k", "basic.json")
     result.assert_outcomes(passed=1)
+
+
+# -- bad input: one usage error at configure time, never a false green --------------------------
+
+
+def _usage_error(result: pytest.RunResult, *named: str) -> None:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert "Traceback" not in err + result.stdout.str()
+    assert "INTERNALERROR" not in err + result.stdout.str()
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, err
+    for text in named:
+        assert text in errors[0], errors[0]
+
+
+def test_a_misspelled_adapter_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_TEST)
+    _usage_error(pytester.runpytest("-p", "no:cacheprovider",
+                                    "--pausepoint-adapter=my_adaptr:make"), "my_adaptr")
+    _usage_error(pytester.runpytest("-p", "no:cacheprovider",
+                                    "--pausepoint-adapter=reference:sqlit"), "reference:sqlit")
+    _usage_error(pytester.runpytest("-p", "no:cacheprovider",
+                                    "--pausepoint-adapter=cmd:no-such-program-xyz"),
+                 "no-such-program-xyz")
+
+
+def test_a_factory_that_raises_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(my_adapter="def make():\n    raise RuntimeError('cannot reach db')\n")
+    _usage_error(pytester.runpytest("-p", "no:cacheprovider",
+                                    "--pausepoint-adapter=my_adapter:make"), "cannot reach db")
+
+
+def test_a_missing_vectors_path_is_a_usage_error_not_a_green(pytester: pytest.Pytester) -> None:
+    _usage_error(pytester.runpytest("-p", "no:cacheprovider",
+                                    "--pausepoint-adapter=reference:memory",
+                                    "--pausepoint-vectors=no-such-vectors"), "no-such-vectors")
+
+
+def test_a_garbage_vector_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "garbage.json").write_text("{ not json")
+    _usage_error(pytester.runpytest("-p", "no:cacheprovider",
+                                    "--pausepoint-adapter=reference:memory",
+                                    "--pausepoint-vectors=garbage.json"), "garbage.json")
+    assert "errors.pydantic.dev" not in pytester.runpytest(
+        "-p", "no:cacheprovider", "--pausepoint-adapter=reference:memory",
+        "--pausepoint-vectors=garbage.json").stderr.str()
+
+
+def test_the_count_and_the_ids(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--pausepoint-adapter=reference:memory",
+                                "--collect-only", "-q")
+    out = result.stdout.str()
+    ids = [line for line in out.splitlines() if "::" in line]
+    assert len(ids) == 1 + len(CHECKS)
+    assert f"pausepoint::{CHECKS[0].id}" in ids
+    assert not any(i.startswith("::") for i in ids)
+    verbose = pytester.runpytest("-p", "no:cacheprovider", "--pausepoint-adapter=reference:memory",
+                                 "--collect-only")
+    assert f"collected {1 + len(CHECKS)} items" in verbose.stdout.str()
+
+
+def test_a_failed_handshake_stops_the_run_after_one_failure(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("-p", "no:cacheprovider", "--pausepoint-adapter=cmd:false",
+                                "--pausepoint-timeout=5")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "the handshake with cmd:false failed" in out
+    assert "Traceback" not in out

@@ -29,32 +29,39 @@ _KEY = pytest.StashKey["_Session"]()
 
 
 class _Session:
-    """The adapter under test, opened on first use and closed at the end of the run."""
+    """The adapter under test (built at configure time, so a misspelled spelling is one usage
+    error), its handshake (on first use) and the cases run so far."""
 
     def __init__(self, spec: str, timeout: float) -> None:
+        from pausepoint_conformance.adapters.loader import make_adapter
+
         self.spec = spec
-        self.timeout = timeout
         self.adapter: Adapter | None = None
+        self.adapter, _ = make_adapter(spec, timeout=timeout)
         self.hello: HelloData | str | None = None
         self.cases: list[CaseResult] = []
+        self.vectors: list[Any] = []
 
     def open(self) -> tuple[Adapter, HelloData]:
-        from pausepoint_conformance.adapters.loader import make_adapter
         from pausepoint_conformance.suite.runner import handshake
 
+        assert self.adapter is not None
         if self.hello is None:
-            self.adapter, _ = make_adapter(self.spec, timeout=self.timeout)
             self.hello = handshake(self.adapter)
         if isinstance(self.hello, str):
-            raise RuntimeError(f"pausepoint: the handshake with {self.spec} failed: "
-                               f"{self.hello}")
-        assert self.adapter is not None
+            raise HandshakeFailed(f"pausepoint: the handshake with {self.spec} failed: "
+                                  f"{self.hello}")
         return self.adapter, self.hello
 
     def close(self) -> None:
         if self.adapter is not None:
             self.adapter.close()
             self.adapter = None
+
+
+class HandshakeFailed(RuntimeError):
+    """The implementation did not complete the hello handshake: every item would fail the same
+    way, so the run stops after the first."""
 
 
 class ConformanceFailure(Exception):
@@ -76,9 +83,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Everything the user typed is checked here, before collection: the adapter spelling (and
+    its factory), the timeout and every vector path -- each problem one ``pytest.UsageError``."""
+    from pausepoint_conformance.adapters.loader import AdapterSpecError
+    from pausepoint_conformance.vectors.replay import VectorFileError, load_files, vector_paths
+
     spec = config.getoption("--pausepoint-adapter", default=None)
-    if spec:
-        config.stash[_KEY] = _Session(spec, config.getoption("--pausepoint-timeout"))
+    vectors = config.getoption("--pausepoint-vectors", default=None) or []
+    if not spec:
+        if vectors:
+            raise pytest.UsageError("--pausepoint-vectors needs --pausepoint-adapter (the "
+                                    "implementation to replay them against)")
+        return
+    timeout = config.getoption("--pausepoint-timeout")
+    if not timeout > 0:
+        raise pytest.UsageError(f"--pausepoint-timeout must be above 0 seconds, got {timeout}")
+    loaded: list[Any] = []
+    for where in vectors:
+        path = Path(where)
+        if not path.exists():
+            raise pytest.UsageError(f"--pausepoint-vectors {where}: does not exist; give a "
+                                    "vector file or a folder made by `pausepoint scenarios`")
+        paths = vector_paths(path)
+        if not paths:
+            raise pytest.UsageError(f"--pausepoint-vectors {where}: no vector files (*.json) "
+                                    "there; make some with `pausepoint scenarios --out`")
+        try:
+            loaded.extend(load_files(paths))
+        except VectorFileError as exc:
+            raise pytest.UsageError(f"--pausepoint-vectors: {exc}") from None
+    try:
+        session = _Session(spec, timeout)
+    except AdapterSpecError as exc:
+        raise pytest.UsageError(f"--pausepoint-adapter: {exc}") from None
+    session.vectors = loaded
+    config.stash[_KEY] = session
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -107,7 +146,11 @@ class ConformanceItem(pytest.Item):
         from pausepoint_conformance.vectors.replay import replay_case
 
         session: _Session = self.config.stash[_KEY]
-        adapter, hello = session.open()
+        try:
+            adapter, hello = session.open()
+        except HandshakeFailed as exc:
+            self.session.shouldfail = str(exc).splitlines()[0]
+            raise
         claimed = frozenset(hello.groups) | {Group.CORE}
         if self.check is not None:
             case = run_check(adapter, self.check, claimed)
@@ -131,7 +174,7 @@ class ConformanceItem(pytest.Item):
                     f"  what:     {c.message}\n"
                     f"  expected: {json.dumps(rec.get('expected'))}\n"
                     f"  got:      {json.dumps(rec.get('got'))}")
-        if isinstance(excinfo.value, RuntimeError) and "pausepoint:" in str(excinfo.value):
+        if isinstance(excinfo.value, HandshakeFailed):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
@@ -142,17 +185,20 @@ class ConformanceItem(pytest.Item):
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    if _KEY not in config.stash:
+    """Add one item per check and per vector case, under a collector whose node id is
+    ``pausepoint`` (so ids read ``pausepoint::tokens/scope``), and report them as collected
+    so pytest's count says how many run.  ``tryfirst``: before ``-k``/``-m`` deselect."""
+    plugin_session = config.stash.get(_KEY, None)
+    if plugin_session is None:
         return
-    from pausepoint_conformance.vectors.replay import load_files, vector_paths
-
-    parent = ConformanceCollector.from_parent(session, name="pausepoint")
-    for chk in CHECKS:
-        items.append(ConformanceItem.from_parent(parent, name=chk.id, check=chk))
-    for where in config.getoption("--pausepoint-vectors"):
-        for lc in load_files(vector_paths(Path(where))):
-            items.append(ConformanceItem.from_parent(parent, name=f"{lc.source}/{lc.id}",
-                                                     vector=lc))
+    parent = ConformanceCollector.from_parent(session, name="pausepoint", nodeid="pausepoint")
+    added: list[pytest.Item] = [ConformanceItem.from_parent(parent, name=chk.id, check=chk)
+                                for chk in CHECKS]
+    added += [ConformanceItem.from_parent(parent, name=f"{lc.source}/{lc.id}", vector=lc)
+              for lc in plugin_session.vectors]
+    items.extend(added)
+    config.hook.pytest_collectreport(
+        report=pytest.CollectReport(parent.nodeid, "passed", None, list(added)))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
