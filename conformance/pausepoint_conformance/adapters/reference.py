@@ -251,8 +251,7 @@ class ReferenceAdapter:
         return Ok(data=HelloData(
             implementation=Implementation(
                 name=f"{self.implementation_name} ({self.store})",
-                version=reference_version, language="python",
-                homepage="https://pausepoint.dev"),
+                version=reference_version, language="python"),
             protocol=PROTOCOL_VERSION, groups=self.groups(),
             notes=f"the reference harness on the {self.store} store; suite {suite_version}"))
 

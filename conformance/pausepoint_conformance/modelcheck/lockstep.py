@@ -35,7 +35,11 @@ from pausepoint.core.lifecycle import PauseState
 from pausepoint.system import model as m
 from pausepoint.system.trace import scripts_from_json, scripts_to_json
 
-TLA_DIR: Final[Path] = Path(__file__).resolve().parents[3] / "tla"
+# The spec's folder: tla/ of a checkout, or the copy a wheel ships as package data (pyproject's
+# force-include puts it next to this module).
+_HERE: Final[Path] = Path(__file__).resolve()
+TLA_DIR: Final[Path] = next((d for d in (_HERE.parents[3] / "tla", _HERE.parent / "tla")
+                             if (d / "manifest.json").is_file()), _HERE.parents[3] / "tla")
 MANIFEST: Final[str] = "manifest.json"
 
 # -- constants ---------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from pausepoint.core.clauses import Group
 PROTOCOL_VERSION = 1
 """The adapter protocol's version; the ``hello`` handshake compares it."""
 
-SCHEMA_BASE = "https://pausepoint.dev/schemas/"
+SCHEMA_BASE = "urn:pausepoint:schema:"  # a URN: the project owns no web domain
 
 T = TypeVar("T")
 

@@ -27,6 +27,7 @@ from pausepoint_conformance.suite.framework import TTL_MS
 from pausepoint_conformance.vectors.driver import RESPONSES, ModelDriver, RunSpec
 from pausepoint_conformance.vectors.replay import (
     FLAG_NOTES,
+    SCHEMA_ID,
     VectorCase,
     VectorFile,
     case_id,
@@ -281,7 +282,7 @@ def generate(depth: int = 2, random: int = 0, seed: int = 0, ttl_ms: int = TTL_M
         if not cases[f.name]:
             continue
         out[f.name] = VectorFile.model_validate({
-            "$schema": "https://pausepoint.dev/schemas/vector-file.json",
+            "$schema": SCHEMA_ID,
             "format_version": 1, "generator": info.model_dump(), "family": f.name,
             "description": f.description, "ttl_ms": ttl_ms, "notes": dict(FLAG_NOTES),
             "cases": [c.model_dump(mode="json", by_alias=True) for c in cases[f.name].values()],

@@ -32,6 +32,7 @@ from pausepoint.core.clauses import Group
 from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.wire import (
+    SCHEMA_BASE,
     AdvanceClockArgs,
     CancelArgs,
     CrashRestartArgs,
@@ -52,7 +53,7 @@ from pausepoint_conformance.protocol.wire import (
 from pausepoint_conformance.suite.framework import CaseOutcome, CaseResult, alter, describe
 
 FORMAT_VERSION: Final[int] = 1
-SCHEMA_ID: Final[str] = "https://pausepoint.dev/schemas/vector-file.json"
+SCHEMA_ID: Final[str] = SCHEMA_BASE + "vector-file.json"
 GENERATOR_NAME: Final[str] = "pausepoint scenarios"
 
 FLAG_NOTES: Final[dict[str, str]] = {
