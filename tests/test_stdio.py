@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from pausepoint_conformance.suite.framework import CaseOutcome
 from pausepoint_conformance.suite.runner import Plan, Verdict, run_suite
 from pausepoint_conformance.vectors.generator import generate
 from pausepoint_conformance.vectors.replay import LoadedCase
+from tools import need
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "spec" / "schemas"
@@ -155,12 +155,10 @@ def test_the_spec_shows_the_loop_in_about_30_lines() -> None:
     assert 20 <= len(code) <= 40, len(code)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_node_loop_from_the_spec_runs_and_passes_nothing(tmp_path: Path) -> None:
     script = tmp_path / "minimal-adapter.js"
     script.write_text(_node_example(), encoding="utf-8")
-    node = shutil.which("node")
-    assert node is not None
+    node = need("node", "apt-get install nodejs")
     adapter = StdioAdapter([node, str(script)], timeout=20)
     try:
         result = run_suite(adapter, adapter_name="node")
