@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
 from rich.table import Table
 
 from pausepoint.core.clauses import CLAUSES, Group
+from pausepoint_conformance.cli.common import console
 
 NAME = "clauses"
 HELP = "list every clause id with its one-line summary"
@@ -40,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("summary", overflow="fold")
     for c in chosen:
         table.add_row(c.id, c.group.value, c.level.value, c.summary)
-    Console().print(table)
+    console().print(table)
     return 0

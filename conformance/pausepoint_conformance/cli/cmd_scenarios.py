@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"--family: unknown family {', '.join(sorted(unknown))}; the families "
                          f"are {', '.join(f.name for f in FAMILIES)}")
-    files = generate(depth=args.depth, random=args.random, seed=args.seed, families=families)
+    with console.status(f"generating vectors (depth {args.depth}, {args.random} random)"):
+        files = generate(depth=args.depth, random=args.random, seed=args.seed,
+                         families=families)
     paths = write_all(args.out, files)
     total = sum(len(v.cases) for v in files.values())
     for p in paths:
