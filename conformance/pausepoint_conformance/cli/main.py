@@ -21,6 +21,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "pausepoint_conformance.cli.cmd_scenarios",
     "pausepoint_conformance.cli.cmd_fuzz",
     "pausepoint_conformance.cli.cmd_check",
+    "pausepoint_conformance.cli.cmd_diagram",
 )
 
 DESCRIPTION = """\
