@@ -64,9 +64,10 @@ class EffectStep(_In):
     by one), journal it finished.  ``fault`` makes the process die at that point the first
     time the step executes."""
 
-    op: Literal["effect"] = "effect"
+    op: Literal["effect"] = Field(default="effect", description="a journalled side effect")
     key: str = Field(min_length=1, description="effect key, unique within the script")
-    fault: Fault | None = None
+    fault: Fault | None = Field(default=None, description="die at this point the first time "
+                                                          "the step executes")
 
 
 class Handlers(_In):
@@ -100,17 +101,21 @@ class InterruptStep(_In):
     it must be refused with ``checkpoint_missing``.  ``handlers`` wraps the pause point in user
     code (:class:`Handlers`)."""
 
-    op: Literal["interrupt"] = "interrupt"
-    name: str | None = None
-    names: list[str] | None = None
-    payload: JsonValue = Field(default_factory=dict)
-    checkpoint_write: CheckpointWrite = "ok"
+    op: Literal["interrupt"] = Field(default="interrupt", description="stop to ask a person")
+    name: str | None = Field(default=None, description="the registered interaction asked")
+    names: list[str] | None = Field(default=None, description="several interactions asked at "
+                                                              "once, answered independently")
+    payload: JsonValue = Field(default_factory=dict, description="the payload shown to the "
+                                                                 "person (fits the interaction)")
+    checkpoint_write: CheckpointWrite = Field(
+        default="ok", description="fail: the turn-checkpoint write reports failure")
     checkpoint: CheckpointBinding = Field(
         default="turn", description="turn: bound to the checkpoint of the turn that asks; "
                                     "none: no checkpoint to bind to (refused)")
     tool_call_id: str | None = Field(default=None, description="the tool call a tool pause "
                                      "(interaction pay) is bound to")
-    handlers: Handlers | None = None
+    handlers: Handlers | None = Field(default=None, description="user code wrapped around "
+                                                                "the pause point")
 
     def all_names(self) -> list[str]:
         if self.names:
@@ -121,7 +126,7 @@ class InterruptStep(_In):
 class EndStep(_In):
     """The run ends (done)."""
 
-    op: Literal["end"] = "end"
+    op: Literal["end"] = Field(default="end", description="the run ends (done)")
 
 
 class GateStep(_In):

@@ -67,9 +67,15 @@ class _M(BaseModel):
 
 
 class ExpectedPause(_M):
-    ref: str = Field(description="<run id>#<k>: the k-th pause point of the run")
-    kind: Literal["ask", "recovery"]
-    resumable: bool
+    """A pause the operation must publish."""
+
+    ref: str = Field(description="<run id>#<k>: the k-th pause point of the run, in the order "
+                                 "it was published; later steps name the pause by it")
+    kind: Literal["ask", "recovery"] = Field(
+        description="ask: a question to a person (an interrupt step); recovery: the pause a "
+                    "restart publishes for an effect whose outcome is unknown")
+    resumable: bool = Field(description="whether the pause is already resumable (its turn "
+                                        "checkpoint recorded) when published")
     name: str | None = Field(default=None, description="the interaction name (ask pauses)")
 
 
@@ -77,104 +83,158 @@ class Expect(_M):
     """What the operation must return.  ``result`` ok or refused; for refused, one of
     ``codes``; for ok, the fields given (each is compared when present)."""
 
-    result: Literal["ok", "refused"]
-    codes: list[str] | None = None
-    status: str | None = None
-    replayed: bool | None = None
-    pauses: list[ExpectedPause] | None = None
-    phase: str | None = None
+    result: Literal["ok", "refused"] = Field(
+        description="ok: the operation must happen; refused: it must be refused with one of "
+                    "codes and change nothing")
+    codes: list[str] | None = Field(
+        default=None, description="refused: the acceptable error codes (the contract's closed "
+                                  "set); more than one only where a flag says so")
+    status: str | None = Field(
+        default=None, description="start / resume: the run's status afterwards (paused, done, "
+                                  "error, cancelled)")
+    replayed: bool | None = Field(
+        default=None, description="resume: true when the answer repeats an accepted one and "
+                                  "the first result comes back without running anything")
+    pauses: list[ExpectedPause] | None = Field(
+        default=None, description="start / resume / crash_restart: the pauses the operation "
+                                  "must publish, in order")
+    phase: str | None = Field(
+        default=None, description="reconcile: the pause's phase afterwards (resumable or "
+                                  "paused)")
 
 
 class Observed(_M):
     """The observable state after the step: ``pauses`` maps references to phases, ``effects``
     maps ``<run id>/<key>`` to execution counts."""
 
-    pauses: dict[str, str] = Field(default_factory=dict)
-    effects: dict[str, int] = Field(default_factory=dict)
+    pauses: dict[str, str] = Field(
+        default_factory=dict, description="pause reference -> its phase after the step "
+                                          "(paused, resumable, consumed, expired, ...)")
+    effects: dict[str, int] = Field(
+        default_factory=dict, description="<run id>/<effect key> -> how many times the effect "
+                                          "has executed so far (never more than once)")
 
 
 class _Step(_M):
-    expect: Expect
-    clauses: list[str]
-    flags: list[str] = Field(default_factory=list)
-    check: Observed
+    expect: Expect = Field(description="what the operation must return")
+    clauses: list[str] = Field(description="the clauses this step exercises: a mismatch here "
+                                           "fails the first of them")
+    flags: list[str] = Field(default_factory=list,
+                             description="where the contract allows two answers: each flag "
+                                         "is explained in the file's notes")
+    check: Observed = Field(description="the observable state after the step, compared with "
+                                        "the implementation's pause_state and effect_count")
 
 
 class StartOp(_Step):
-    op: Literal["start"]
-    run: str
+    """Start a run and drive it until it pauses or ends."""
+
+    op: Literal["start"] = Field(description="start a run and drive it until it pauses or ends")
+    run: str = Field(description="the run id (one of the case's runs)")
 
 
 class ResumeOp(_Step):
-    op: Literal["resume"]
-    pause: str
-    response: JsonValue
+    """Answer a pause."""
+
+    op: Literal["resume"] = Field(description="answer a pause with a response")
+    pause: str = Field(description="the pause reference (<run id>#<k>) whose token is used")
+    response: JsonValue = Field(description="the response sent (JSON)")
     variant: Literal["valid", "altered_token", "other_scope", "other_session",
-                     "invalid_response"] = "valid"
+                     "invalid_response"] = Field(
+        default="valid",
+        description="valid: the pause's own token and binding; altered_token: one character "
+                    "of the token changed; other_scope / other_session: a request from "
+                    "another scope or session; invalid_response: a response that does not fit "
+                    "the interaction's schema")
 
 
 class AdvanceOp(_Step):
-    op: Literal["advance_clock"]
-    ms: int = Field(ge=0)
+    """Move the implementation's clock."""
+
+    op: Literal["advance_clock"] = Field(description="move the clock forward")
+    ms: int = Field(ge=0, description="milliseconds to advance")
 
 
 class CancelOp(_Step):
-    op: Literal["cancel"]
-    run: str
+    """Cancel a run (and its child runs)."""
+
+    op: Literal["cancel"] = Field(description="cancel a run; cancellation reaches its children")
+    run: str = Field(description="the run id to cancel")
 
 
 class CrashRestartOp(_Step):
-    op: Literal["crash_restart"]
+    """Lose everything volatile, then restart from the store."""
+
+    op: Literal["crash_restart"] = Field(
+        description="the process dies (everything volatile lost) and restarts from the store")
 
 
 class ReconcileOp(_Step):
-    op: Literal["reconcile"]
-    pause: str
-    resolution: Literal["applied", "not_applied"]
+    """Settle an unknown outcome."""
+
+    op: Literal["reconcile"] = Field(description="settle a pause whose effect outcome is unknown")
+    pause: str = Field(description="the recovery pause's reference")
+    resolution: Literal["applied", "not_applied"] = Field(
+        description="what really happened to the effect: applied or not_applied")
 
 
 VectorStep = Annotated[StartOp | ResumeOp | AdvanceOp | CancelOp | CrashRestartOp | ReconcileOp,
-                      Field(discriminator="op")]
+                       Field(discriminator="op")]
 
 
 class VectorRun(_M):
-    run_id: str
-    parent_run_id: str | None = None
-    session_id: str
-    scope: str
-    script: list[ModelledStep]
+    """One scripted run of the case."""
+
+    run_id: str = Field(description="the run's id, used by steps and pause references")
+    parent_run_id: str | None = Field(
+        default=None, description="the parent run (lineage: a cancel reaches child runs)")
+    session_id: str = Field(description="the session the run's pauses are bound to")
+    scope: str = Field(description="the scope (tenant) the run's pauses are bound to")
+    script: list[ModelledStep] = Field(
+        description="the steps the run executes: effects, interrupts (questions), end")
 
 
 class VectorCase(_M):
+    """One scenario: runs, and the operations on them with their expected outcomes."""
+
     id: str = Field(description="v1- and the first 24 hex digits of the SHA-256 of the canonical "
                                 "JSON of {ttl_ms, runs, steps} as written: it changes when the "
                                 "case does")
-    description: str
-    clauses: list[str]
-    groups: list[Group]
-    runs: list[VectorRun]
-    steps: list[VectorStep]
+    description: str = Field(description="the operations in words, unique in the file")
+    clauses: list[str] = Field(description="every clause the case's steps exercise")
+    groups: list[Group] = Field(description="the clause groups an implementation must claim "
+                                            "for the case to run; otherwise not claimed")
+    runs: list[VectorRun] = Field(description="the scripted runs")
+    steps: list[VectorStep] = Field(description="the operations, in order, each with what it "
+                                                "must return and the state after it")
 
 
 class Generator(_M):
-    name: str
-    version: str
-    depth: int | None = None
-    random: int | None = None
-    seed: int | None = None
+    """Who wrote the file, and with which settings."""
+
+    name: str = Field(description="the generator (pausepoint scenarios)")
+    version: str = Field(description="the suite version that generated the file")
+    depth: int | None = Field(default=None, description="--depth: every operation sequence "
+                                                        "up to this length")
+    random: int | None = Field(default=None, description="--random: how many random longer "
+                                                         "cases")
+    seed: int | None = Field(default=None, description="--seed of the random cases")
 
 
 class VectorFile(_M):
     """A file of scenario vectors."""
 
-    schema_: str = Field(alias="$schema", default=SCHEMA_ID)
-    format_version: Literal[1] = 1
-    generator: Generator
-    family: str
-    description: str
-    ttl_ms: int = Field(gt=0)
-    notes: dict[str, str] = Field(default_factory=dict)
-    cases: list[VectorCase]
+    schema_: str = Field(alias="$schema", default=SCHEMA_ID,
+                         description="the schema's id (urn:pausepoint:schema:vector-file.json)")
+    format_version: Literal[1] = Field(default=1, description="the format version: 1")
+    generator: Generator = Field(description="who wrote the file, and with which settings")
+    family: str = Field(description="the family of scripted runs the cases share")
+    description: str = Field(description="the family in words")
+    ttl_ms: int = Field(gt=0, description="the pause time-to-live every case uses, in "
+                                          "milliseconds (an implementation is reset with it)")
+    notes: dict[str, str] = Field(default_factory=dict,
+                                  description="flag -> what it allows")
+    cases: list[VectorCase] = Field(description="the cases")
 
 
 def case_id(ttl_ms: int, runs: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]]) -> str:
