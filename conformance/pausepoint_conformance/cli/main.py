@@ -22,6 +22,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "pausepoint_conformance.cli.cmd_fuzz",
     "pausepoint_conformance.cli.cmd_check",
     "pausepoint_conformance.cli.cmd_diagram",
+    "pausepoint_conformance.cli.cmd_demo",
 )
 
 DESCRIPTION = """\
