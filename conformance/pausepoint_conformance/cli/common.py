@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -76,24 +76,24 @@ def progress_bar(out: Console, *extra: ProgressColumn | str,
 # -- argument types ----------------------------------------------------------------------------
 
 
-def positive_int(text: str) -> int:
+def _positive(text: str, convert: Callable[[str], float], kind: str, floor: str) -> float:
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be {floor}, got {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    return int(_positive(text, int, "a whole number", "at least 1"))
 
 
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
-    return value
+    """An argparse type: a number of seconds above 0."""
+    return _positive(text, float, "a number", "a number of seconds above 0")
 
 
 # -- paths, checked before a run -----------------------------------------------------------------
