@@ -152,3 +152,16 @@ def test_every_subcommand_help_works(capsys: pytest.CaptureFixture[str]) -> None
         name = mod.rsplit("cmd_", 1)[1]
         assert _run([name, "--help"]) == 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_peer_without_its_extra_names_the_extra(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module that imports a framework that is not installed names what to install."""
+    monkeypatch.setitem(sys.modules, "langgraph", None)  # import langgraph -> ImportError
+    for name in [m for m in sys.modules if m.startswith("pausepoint_conformance.peers.")]:
+        monkeypatch.delitem(sys.modules, name)
+    code = _run(["conform", "--adapter",
+                 "pausepoint_conformance.peers.langgraph_peer:make_sqlite"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "langgraph" in err and "pausepoint[peers]" in err, err

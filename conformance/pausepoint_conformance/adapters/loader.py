@@ -64,6 +64,12 @@ def load_factory(spec: str) -> AdapterFactory:
         try:
             module = importlib.import_module(where)
         except ImportError as exc:
+            missing = getattr(exc, "name", None)
+            if missing and not where.startswith(missing):  # the module is there, a need is not
+                extra = " (the framework peers: pip install 'pausepoint[peers]')" \
+                    if where.startswith("pausepoint_conformance.peers") else ""
+                raise AdapterSpecError(f"{where} needs {missing}, which is not installed; "
+                                       f"install it{extra}") from exc
             raise AdapterSpecError(f"cannot import {where!r}: {exc}; is it installed, or on "
                                    "PYTHONPATH?") from exc
         except Exception as exc:

@@ -15,6 +15,10 @@ Adapters (--adapter):
                                  pausepoint_conformance.protocol.port.Adapter)
   path/to/file.py:CALLABLE       the same, loaded from a file
 
+The framework peers (LangGraph, Pydantic AI, the OpenAI Agents SDK, llama-index-workflows,
+in pausepoint_conformance.peers) need the peers extra: pip install 'pausepoint[peers]'.
+The same suite runs inside pytest (pip install pytest): pytest --pausepoint-adapter=SPEC.
+
 Examples:
   pausepoint conform
   pausepoint conform --adapter reference:memory --json report.jsonl --junit report.xml
