@@ -1,0 +1,491 @@
+"""Benchmark: the pause -> resume cycle next to its physical floor and next to LangGraph, and
+the ratios issue 15 sets targets for.  It prints figures; it asserts nothing about time.
+
+Every variant runs in this one process, on SQLite files in one directory on a real disk (a
+RAM disk is refused; the filesystem and device are printed), WAL and ``synchronous=FULL`` for
+all, interleaved round-robin -- each round runs one sample of every variant, starting with a
+different one each round -- so a noisy period hits all of them alike:
+
+* **floor**: what a cycle cannot avoid -- two durable SQLite commits (one for the pause, one
+  for the resume), one Ed25519 sign and one verify (``cryptography``), each timed;
+* **service**: ``PauseService.pause`` -> ``record_turn`` -> ``resume`` on a SQLite store;
+* **harness**: ``Harness.open("sqlite:...")``: start a script with one interrupt, resume it;
+* **embedding**: the same through the public embedding API, once it exists (see
+  :func:`embedding_variant`);
+* **langgraph**: a ``StateGraph`` with one node that calls ``interrupt()``, compiled with
+  ``SqliteSaver`` on a file (WAL, ``synchronous=FULL`` set on its connection), invoked until it
+  interrupts, then resumed with ``Command(resume=...)``;
+* **token**: ``KeyRing.verify`` of a pause token against a raw Ed25519 verify of the same
+  signature (``--batch`` of each per round, alternating one by one).
+
+Usage::
+
+    python bench/bench_cycle.py                    # 200 rounds on the repository's filesystem
+    python bench/bench_cycle.py --rounds 500 --dir /var/tmp --json
+    python bench/bench_cycle.py --fsyncs           # also fsyncs per cycle, under strace
+    python bench/bench_cycle.py --only harness --rounds 100   # one variant (e.g. for strace)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+from benchkit import Filesystem, Summary, disk_scratch, load_average
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from rich.console import Console
+from rich.table import Table
+
+import pausepoint
+from pausepoint.core.ports import Claims
+from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.compose import compose
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
+from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.service import ResumeRequest
+from pausepoint.stores import SqliteStore
+
+SCRIPT = [{"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
+RESPONSE = {"approved": True}
+PAYLOAD = {"amount": 12}
+
+Samples = list[tuple[str, float]]
+"""What one round of a variant measured: (sample name, seconds) pairs."""
+
+
+class Variant(Protocol):
+    name: str
+
+    def round(self) -> Samples: ...
+
+    def close(self) -> None: ...
+
+
+def durable_sqlite(path: str) -> sqlite3.Connection:
+    """A connection as durable as the stores': WAL, ``synchronous=FULL``, autocommit off."""
+    conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+# -- the variants ------------------------------------------------------------------------------
+
+
+class Floor:
+    """Two durable commits of a pause-sized row, one Ed25519 sign, one Ed25519 verify."""
+
+    name = "floor"
+
+    def __init__(self, directory: str) -> None:
+        self.conn = durable_sqlite(os.path.join(directory, "floor.db"))
+        self.conn.execute("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT)")
+        self.conn.commit()
+        self.key = Ed25519PrivateKey.generate()
+        self.public = self.key.public_key()
+        self.message = b"x" * 600  # about a token's signing input
+        self.row = "y" * 800  # about a pause row
+
+    def _commit(self) -> float:
+        t0 = time.perf_counter()
+        self.conn.execute("INSERT INTO t VALUES (?, ?)", (uuid.uuid4().hex, self.row))
+        self.conn.commit()
+        return time.perf_counter() - t0
+
+    def round(self) -> Samples:
+        first, second = self._commit(), self._commit()
+        t0 = time.perf_counter()
+        signature = self.key.sign(self.message)
+        t1 = time.perf_counter()
+        self.public.verify(signature, self.message)
+        t2 = time.perf_counter()
+        sign, verify = t1 - t0, t2 - t1
+        return [("sqlite durable commit", first), ("sqlite durable commit", second),
+                ("ed25519 sign", sign), ("ed25519 verify", verify),
+                ("floor", first + second + sign + verify)]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class ServiceCycle:
+    """``PauseService.pause`` -> ``record_turn`` -> ``resume`` on a SQLite store."""
+
+    name = "service"
+
+    def __init__(self, directory: str) -> None:
+        self.store = SqliteStore(os.path.join(directory, "service.db"))
+        self.service = compose(store=self.store, signer=KeyRing.generate(),
+                               interactions=DEFAULT_INTERACTIONS, clock=ManualClock(0),
+                               ttl_ms=3_600_000).service
+        self.request = ResumeRequest(session_id="s", scope="t")
+
+    def round(self) -> Samples:
+        run = uuid.uuid4().hex
+        binding = PauseBinding(run_id=run, root_run_id=run, session_id="s", thread_id=run,
+                               scope="t")
+        t0 = time.perf_counter()
+        self.service.pause(binding=binding, name="approve", payload=PAYLOAD, interrupt_id=run,
+                           checkpoint_id=f"{run}@0")
+        token = self.service.record_turn(run, "{}").token
+        self.service.resume(token, RESPONSE, self.request)
+        return [("service cycle", time.perf_counter() - t0)]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class HarnessCycle:
+    """``Harness.open`` on a SQLite path: start ``[interrupt approve, end]``, resume it."""
+
+    name = "harness"
+
+    def __init__(self, directory: str) -> None:
+        self.harness = Harness.open(f"sqlite:{os.path.join(directory, 'harness.db')}",
+                                    ttl_ms=3_600_000)
+
+    def round(self) -> Samples:
+        run = uuid.uuid4().hex
+        t0 = time.perf_counter()
+        started = self.harness.start(SCRIPT, run_id=run, session_id="s", scope="t")
+        done = self.harness.resume(started.pauses[0].token, RESPONSE, session_id="s", scope="t")
+        dt = time.perf_counter() - t0
+        if done.status != "done":
+            raise RuntimeError(f"the harness cycle did not finish: {done}")
+        return [("harness cycle", dt)]
+
+    def close(self) -> None:
+        self.harness.deployment.store.close()
+
+
+class LangGraphCycle:
+    """A one-node ``StateGraph`` whose node calls ``interrupt()``, on ``SqliteSaver``."""
+
+    name = "langgraph"
+
+    def __init__(self, directory: str) -> None:
+        from typing import TypedDict
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.graph import END, START, StateGraph
+        from langgraph.types import Command, interrupt
+
+        class State(TypedDict, total=False):
+            amount: int
+            answer: dict[str, Any]
+
+        def approve(state: State) -> State:
+            return {"answer": interrupt({"amount": state.get("amount", 0)})}
+
+        graph = StateGraph(State)
+        graph.add_node("approve", approve)
+        graph.add_edge(START, "approve")
+        graph.add_edge("approve", END)
+        self.conn = durable_sqlite(os.path.join(directory, "langgraph.db"))
+        saver = SqliteSaver(self.conn)
+        saver.setup()  # its own PRAGMA journal_mode=WAL; synchronous=FULL stays as set above
+        self.app = graph.compile(checkpointer=saver)
+        self.command = Command
+
+    def round(self) -> Samples:
+        config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        t0 = time.perf_counter()
+        first = self.app.invoke({"amount": 12}, config)
+        done = self.app.invoke(self.command(resume=RESPONSE), config)
+        dt = time.perf_counter() - t0
+        if "__interrupt__" not in first or done.get("answer") != RESPONSE:
+            raise RuntimeError(f"the LangGraph cycle did not interrupt and resume: {done}")
+        return [("langgraph cycle", dt)]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class TokenVerify:
+    """``KeyRing.verify`` of a pause token, and a raw Ed25519 verify of its signature."""
+
+    name = "token"
+
+    def __init__(self, directory: str, batch: int) -> None:
+        del directory
+        self.batch = batch
+        private = Ed25519PrivateKey.generate()
+        self.ring = KeyRing(Ed25519Key("k1", private))
+        run = uuid.uuid4().hex
+        claims = Claims(interrupt_id=run, run_id=run, root_run_id=run, session_id="s",
+                        thread_id=run, checkpoint_id=f"{run}@0", scope="t", name="approve",
+                        tool_call_id="", payload_digest="sha256:" + "0" * 64,
+                        issued_at=0, expires_at=3_600_000)
+        self.token, _ = self.ring.mint(claims)
+        signing_input, _, signature = self.token.rpartition(".")
+        self.signing_input = signing_input.encode("ascii")
+        self.signature = b64url_decode(signature)
+        self.public = private.public_key()
+
+    def round(self) -> Samples:
+        """``batch`` of each, alternating one by one, so a noisy moment hits both alike."""
+        token = raw = 0.0
+        clock = time.perf_counter
+        for _ in range(self.batch):
+            t0 = clock()
+            self.ring.verify(self.token)
+            t1 = clock()
+            self.public.verify(self.signature, self.signing_input)
+            t2 = clock()
+            token += t1 - t0
+            raw += t2 - t1
+        return [("token verify", token / self.batch), ("raw ed25519 verify", raw / self.batch)]
+
+    def close(self) -> None:
+        pass
+
+
+def embedding_variant(directory: str) -> Variant | str:
+    """HOOK: the embedding-API cycle (issue 8's public API for running an agent function).
+
+    Returns a variant, or why there is none.  When ``pausepoint`` exports the engine, write a
+    class like :class:`HarnessCycle` whose ``round`` starts a function that asks one
+    interaction, resumes it with the published token, and returns
+    ``[("embedding cycle", seconds)]`` -- the ratios pick it up by that name."""
+    del directory
+    engine = getattr(pausepoint, "Engine", None)
+    if engine is None:
+        return "not available (pausepoint.Engine is not in this checkout)"
+    return ("not measured: pausepoint.Engine exists, but bench/bench_cycle.py has no cycle for "
+            "it yet (write one in embedding_variant)")
+
+
+VARIANTS = ("floor", "service", "harness", "embedding", "langgraph", "token")
+
+
+def make_variants(names: Sequence[str], directory: str, batch: int
+                  ) -> tuple[list[Variant], dict[str, str]]:
+    """The variants to run, and for each one that cannot run, why."""
+    made: list[Variant] = []
+    missing: dict[str, str] = {}
+    factories: dict[str, Callable[[], Variant | str]] = {
+        "floor": lambda: Floor(directory),
+        "service": lambda: ServiceCycle(directory),
+        "harness": lambda: HarnessCycle(directory),
+        "embedding": lambda: embedding_variant(directory),
+        "langgraph": lambda: _langgraph(directory),
+        "token": lambda: TokenVerify(directory, batch),
+    }
+    for name in names:
+        got = factories[name]()
+        if isinstance(got, str):
+            missing[name] = got
+        else:
+            made.append(got)
+    return made, missing
+
+
+def _langgraph(directory: str) -> Variant | str:
+    try:
+        return LangGraphCycle(directory)
+    except ImportError as exc:
+        return f"not available ({exc}; pip install -e '.[peers]')"
+
+
+def run_rounds(variants: Sequence[Variant], rounds: int, warmup: int) -> dict[str, list[float]]:
+    """Round-robin: each round runs every variant once, starting one further along each
+    round; the first ``warmup`` rounds are discarded."""
+    samples: dict[str, list[float]] = {}
+    for r in range(warmup + rounds):
+        k = r % len(variants) if variants else 0
+        for variant in [*variants[k:], *variants[:k]]:
+            got = variant.round()
+            if r >= warmup:
+                for name, seconds in got:
+                    samples.setdefault(name, []).append(seconds)
+    return samples
+
+
+# -- the ratios --------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Ratio:
+    what: str
+    numerator: str
+    denominator: str
+    target: float
+    note: str = ""
+
+    def value(self, medians: dict[str, float]) -> float | None:
+        if self.numerator in medians and self.denominator in medians:
+            return medians[self.numerator] / medians[self.denominator]
+        return None
+
+
+RATIOS = (
+    Ratio("harness cycle / LangGraph SqliteSaver cycle", "harness cycle", "langgraph cycle",
+          0.20),
+    Ratio("embedding-API cycle / LangGraph SqliteSaver cycle", "embedding cycle",
+          "langgraph cycle", 0.20),
+    Ratio("service cycle / floor", "service cycle", "floor", 1.5),
+    Ratio("harness cycle / floor", "harness cycle", "floor", 2.0,
+          "the target is for the embedding API"),
+    Ratio("embedding-API cycle / floor", "embedding cycle", "floor", 2.0),
+    Ratio("token verify / raw Ed25519 verify", "token verify", "raw ed25519 verify", 1.3),
+)
+"""Issue 15's table: each ratio of medians, and its target (at most)."""
+
+
+def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: Filesystem,
+           directory: str, rounds: int, started_load: tuple[float, float, float],
+           fsyncs: dict[str, float | str] | None) -> dict[str, Any]:
+    summaries = {name: Summary.of(values) for name, values in samples.items()}
+    medians = {name: s.median for name, s in summaries.items()}
+    ratios = []
+    for ratio in RATIOS:
+        value = ratio.value(medians)
+        ratios.append({"what": ratio.what, "value": value, "target": ratio.target,
+                       "meets": None if value is None else value <= ratio.target,
+                       "note": ratio.note})
+    return {
+        "filesystem": attrs.asdict(fs), "directory": directory, "rounds": rounds,
+        "load_average": {"start": list(started_load), "end": list(load_average())},
+        "cpus": os.cpu_count(), "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "samples": {name: {"n": s.n, "median_ms": s.median * 1e3, "p95_ms": s.p95 * 1e3}
+                    for name, s in summaries.items()},
+        "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
+    }
+
+
+def print_report(out: dict[str, Any]) -> None:
+    console = Console(width=max(130, shutil.get_terminal_size().columns), highlight=False)
+    fs = out["filesystem"]
+    load = out["load_average"]
+    console.print(f"disk: {out['directory']} on {fs['fstype']} {fs['device']} "
+                  f"(mounted at {fs['mount_point']}); WAL, synchronous=FULL")
+    console.print(f"{out['rounds']} rounds, interleaved; {out['cpus']} CPUs; load average "
+                  f"{load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end; "
+                  f"Python {out['python']}, SQLite {out['sqlite']}")
+    table = Table(title="per sample (ms)")
+    table.add_column("what")
+    table.add_column("median", justify="right")
+    table.add_column("p95", justify="right")
+    table.add_column("n", justify="right")
+    for name, s in out["samples"].items():
+        table.add_row(name, f"{s['median_ms']:.3f}", f"{s['p95_ms']:.3f}", str(s["n"]))
+    console.print(table)
+    for name, why in out["not_available"].items():
+        label = "embedding API" if name == "embedding" else name
+        console.print(f"{label}: {why}")
+    ratios = Table(title="ratios of medians (issue 15)")
+    ratios.add_column("ratio")
+    ratios.add_column("measured", justify="right")
+    ratios.add_column("target", justify="right")
+    ratios.add_column("meets")
+    ratios.add_column("note")
+    for r in out["ratios"]:
+        value = "n/a" if r["value"] is None else f"{r['value']:.2f}"
+        meets = {None: "-", True: "yes", False: "no"}[r["meets"]]
+        ratios.add_row(r["what"], value, f"<= {r['target']:.2f}", meets, r["note"])
+    console.print(ratios)
+    if out["fsyncs_per_cycle"]:
+        fsyncs = Table(title="fsync + fdatasync calls per cycle (strace -c -f)")
+        fsyncs.add_column("variant")
+        fsyncs.add_column("per cycle", justify="right")
+        for name, value in out["fsyncs_per_cycle"].items():
+            fsyncs.add_row(name, value if isinstance(value, str) else f"{value:.2f}")
+        console.print(fsyncs)
+
+
+# -- fsyncs per cycle, under strace ------------------------------------------------------------
+
+
+_SYSCALL_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)\s*$")
+
+
+def _strace_calls(variant: str, rounds: int, directory: str) -> int:
+    with tempfile.NamedTemporaryFile("r", suffix=".strace") as summary:
+        subprocess.run(
+            ["strace", "-c", "-f", "-e", "trace=fsync,fdatasync", "-o", summary.name,
+             sys.executable, __file__, "--only", variant, "--rounds", str(rounds),
+             "--warmup", "0", "--dir", directory, "--json"],
+            check=True, stdout=subprocess.DEVNULL)
+        text = summary.read()
+    return sum(int(m.group(1)) for line in text.splitlines()
+               if (m := _SYSCALL_ROW.match(line)))
+
+
+def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large: int
+                     ) -> dict[str, float | str]:
+    """For each variant, (calls at ``large`` rounds - calls at ``small``) / (large - small):
+    what one cycle costs, without the start-up's and the schema's fsyncs."""
+    if shutil.which("strace") is None:
+        return {v: "strace is not installed" for v in variants}
+    out: dict[str, float | str] = {}
+    for variant in variants:
+        try:
+            calls = [_strace_calls(variant, n, directory) for n in (small, large)]
+        except subprocess.CalledProcessError as exc:
+            out[variant] = f"strace failed ({exc.returncode})"
+            continue
+        out[variant] = (calls[1] - calls[0]) / (large - small)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=200, help="timed rounds (default 200)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first (default 5)")
+    parser.add_argument("--dir", help="where the SQLite files go, on a real disk (default: a "
+                        "temporary folder in the repository)")
+    parser.add_argument("--batch", type=int, default=20,
+                        help="token and raw verifies per sample (default 20)")
+    parser.add_argument("--only", choices=VARIANTS, action="append",
+                        help="run only this variant (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--fsyncs", action="store_true",
+                        help="also count fsyncs per cycle of the service, harness and LangGraph "
+                        "cycles, each in a child process under strace -c -f")
+    parser.add_argument("--fsync-rounds", default="10,60",
+                        help="the two round counts the fsync count is differenced over")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.warmup < 0 or args.batch < 1:
+        parser.error("--rounds and --batch must be at least 1, --warmup at least 0")
+    started_load = load_average()
+    with disk_scratch(args.dir) as (directory, fs):
+        variants, missing = make_variants(args.only or VARIANTS, directory, args.batch)
+        try:
+            samples = run_rounds(variants, args.rounds, args.warmup)
+        finally:
+            for variant in variants:
+                variant.close()
+        fsyncs = None
+        if args.fsyncs:
+            small, large = sorted(int(x) for x in args.fsync_rounds.split(","))
+            fsyncs = fsyncs_per_cycle(
+                [v for v in ("service", "harness", "embedding", "langgraph")
+                 if v not in missing], os.path.dirname(directory), small, large)
+        out = report(samples, missing, fs=fs, directory=str(Path(directory).parent),
+                     rounds=args.rounds, started_load=started_load, fsyncs=fsyncs)
+    if args.json:
+        print(json.dumps(out, indent=2, sort_keys=False))
+    else:
+        print_report(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
