@@ -16,7 +16,7 @@ different one each round -- so a noisy period hits all of them alike:
   ``SqliteSaver`` on a file (WAL, ``synchronous=FULL`` set on its connection), invoked until it
   interrupts, then resumed with ``Command(resume=...)``;
 * **token**: ``KeyRing.verify`` of a pause token against a raw Ed25519 verify of the same
-  signature (``--batch`` of each per round, alternating one by one).
+  signature (``--batch`` of each per round, alternating one by one, each call a sample).
 
 Usage::
 
@@ -45,12 +45,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
-from benchkit import Filesystem, Summary, disk_scratch, load_average
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.table import Table
 
 import pausepoint
+from benchkit import Filesystem, Summary, disk_scratch, load_average
 from pausepoint.core.ports import Claims
 from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
 from pausepoint.engine.clock import ManualClock
@@ -60,7 +60,8 @@ from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import ResumeRequest
 from pausepoint.stores import SqliteStore
 
-SCRIPT = [{"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
+SCRIPT: list[dict[str, Any]] = [
+    {"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
 RESPONSE = {"approved": True}
 PAYLOAD = {"amount": 12}
 
@@ -238,8 +239,10 @@ class TokenVerify:
         self.public = private.public_key()
 
     def round(self) -> Samples:
-        """``batch`` of each, alternating one by one, so a noisy moment hits both alike."""
-        token = raw = 0.0
+        """``batch`` of each, alternating one by one, so a noisy moment hits both alike; each
+        call is a sample of its own (a call preempted on a busy machine is one outlier, not a
+        batch's mean pulled up)."""
+        out: Samples = []
         clock = time.perf_counter
         for _ in range(self.batch):
             t0 = clock()
@@ -247,9 +250,8 @@ class TokenVerify:
             t1 = clock()
             self.public.verify(self.signature, self.signing_input)
             t2 = clock()
-            token += t1 - t0
-            raw += t2 - t1
-        return [("token verify", token / self.batch), ("raw ed25519 verify", raw / self.batch)]
+            out += [("token verify", t1 - t0), ("raw ed25519 verify", t2 - t1)]
+        return out
 
     def close(self) -> None:
         pass
@@ -415,6 +417,12 @@ def print_report(out: dict[str, Any]) -> None:
 _SYSCALL_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)\s*$")
 
 
+def fsync_calls(summary: str) -> int:
+    """The fsync plus fdatasync calls in a ``strace -c`` summary."""
+    return sum(int(m.group(1)) for line in summary.splitlines()
+               if (m := _SYSCALL_ROW.match(line)))
+
+
 def _strace_calls(variant: str, rounds: int, directory: str) -> int:
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as summary:
         subprocess.run(
@@ -422,9 +430,7 @@ def _strace_calls(variant: str, rounds: int, directory: str) -> int:
              sys.executable, __file__, "--only", variant, "--rounds", str(rounds),
              "--warmup", "0", "--dir", directory, "--json"],
             check=True, stdout=subprocess.DEVNULL)
-        text = summary.read()
-    return sum(int(m.group(1)) for line in text.splitlines()
-               if (m := _SYSCALL_ROW.match(line)))
+        return fsync_calls(summary.read())
 
 
 def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large: int
@@ -432,7 +438,7 @@ def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large:
     """For each variant, (calls at ``large`` rounds - calls at ``small``) / (large - small):
     what one cycle costs, without the start-up's and the schema's fsyncs."""
     if shutil.which("strace") is None:
-        return {v: "strace is not installed" for v in variants}
+        return dict.fromkeys(variants, "strace is not installed")
     out: dict[str, float | str] = {}
     for variant in variants:
         try:
@@ -452,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", help="where the SQLite files go, on a real disk (default: a "
                         "temporary folder in the repository)")
     parser.add_argument("--batch", type=int, default=20,
-                        help="token and raw verifies per sample (default 20)")
+                        help="token and raw verifies per round (default 20)")
     parser.add_argument("--only", choices=VARIANTS, action="append",
                         help="run only this variant (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")

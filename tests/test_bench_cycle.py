@@ -1,0 +1,88 @@
+"""bench/bench_cycle.py runs and prints every ratio of issue 15's table.  No timing is asserted:
+the figures belong to the benchmark, not to a test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+sys.path.insert(0, str(BENCH))
+
+import bench_cycle  # noqa: E402
+import benchkit  # noqa: E402
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(BENCH / "bench_cycle.py"), *args],
+                          check=False, capture_output=True, text=True, timeout=600,
+                          cwd=REPO,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def test_prints_every_ratio_and_the_filesystem(tmp_path: Path) -> None:
+    done = _run("--rounds", "2", "--warmup", "0", "--batch", "2", "--dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    fs = benchkit.filesystem_of(tmp_path)
+    assert f"on {fs.fstype} {fs.device}" in done.stdout
+    for ratio in bench_cycle.RATIOS:
+        assert ratio.what in done.stdout
+    assert "embedding API: " in done.stdout or "embedding cycle" in done.stdout
+    assert list(tmp_path.iterdir()) == []  # its scratch folder is gone
+
+
+def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
+    done = _run("--rounds", "1", "--warmup", "0", "--batch", "1", "--dir", str(tmp_path),
+                "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert [r["what"] for r in out["ratios"]] == [r.what for r in bench_cycle.RATIOS]
+    for sample in ("sqlite durable commit", "ed25519 sign", "ed25519 verify", "floor",
+                   "service cycle", "harness cycle", "langgraph cycle", "token verify",
+                   "raw ed25519 verify"):
+        assert out["samples"][sample]["n"] >= 1, sample
+    measured = {r["what"]: r["value"] for r in out["ratios"]}
+    for ratio in bench_cycle.RATIOS:
+        if "embedding" not in ratio.what:
+            assert measured[ratio.what] is not None, ratio.what
+    assert out["samples"]["sqlite durable commit"]["n"] == 2  # two commits per floor
+
+
+def test_only_runs_one_variant(tmp_path: Path) -> None:
+    done = _run("--rounds", "1", "--warmup", "0", "--only", "service", "--dir", str(tmp_path),
+                "--json")
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)["samples"]) == {"service cycle"}
+
+
+@pytest.mark.skipif(benchkit.filesystem_of("/dev/shm").fstype != "tmpfs",
+                    reason="no tmpfs at /dev/shm")
+def test_refuses_a_ram_disk() -> None:
+    done = _run("--rounds", "1", "--only", "floor", "--dir", "/dev/shm")
+    assert done.returncode != 0
+    assert "RAM disk" in done.stderr and "tmpfs" in done.stderr
+
+
+def test_filesystem_of_picks_the_deepest_mount() -> None:
+    if not Path("/proc/self/mountinfo").exists():
+        pytest.skip("no /proc/self/mountinfo")
+    assert benchkit.filesystem_of("/").mount_point == "/"
+    assert benchkit.filesystem_of("/proc/self").fstype == "proc"
+
+
+def test_strace_summary_rows_are_counted() -> None:
+    summary = """\
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 86.77    0.000400          36        11           fdatasync
+ 13.23    0.000061          30         2         1 fsync
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.000461          35        13         1 total
+"""
+    assert bench_cycle.fsync_calls(summary) == 13
