@@ -5,9 +5,10 @@ nothing.
     python bench/bench_conformance.py                     # every configuration, 3 runs each
     python bench/bench_conformance.py --repeat 5 --vectors 1000 --only stdio
 
-Configurations: the reference on SQLite with its files on the disk (the default of
-``pausepoint conform``), on SQLite with its files in a RAM-backed directory (``/dev/shm``: the
-same commits without waiting on fsync), and on the in-memory store; each in process and over
+Configurations: the reference on SQLite with its files on a real disk (the default of
+``pausepoint conform``; a RAM disk is refused there, and the filesystem is printed), on SQLite
+with its files in a RAM-backed directory (``/dev/shm``: the same commits without waiting on
+fsync), and on the in-memory store; each in process and over
 stdio (``python -m pausepoint_conformance.adapters.stdio_reference``).  Targets on a 2-core machine:
 in process at most 10 s, over stdio at most 30 s.
 """
@@ -18,11 +19,11 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
+from benchkit import disk_scratch
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.stdio import StdioAdapter
@@ -45,8 +46,9 @@ def shm() -> str | None:
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-def configurations(only: str | None) -> list[tuple[str, Callable[[], Adapter]]]:
-    disk = tempfile.gettempdir()
+def configurations(only: str | None, disk: str) -> list[tuple[str, Callable[[], Adapter]]]:
+    """Every configuration whose label contains ``only``; SQLite's files in ``disk`` (a real
+    disk) or in ``/dev/shm``."""
     ram = shm()
     out: list[tuple[str, Callable[[], Adapter]]] = []
     stores: list[tuple[str, str, str | None]] = [("sqlite (disk)", "sqlite", disk)]
@@ -74,7 +76,16 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--vectors", type=int, default=1000)
     parser.add_argument("--only", help="only configurations whose label contains this")
+    parser.add_argument("--dir", help="where 'sqlite (disk)' keeps its files, on a real disk "
+                        "(default: a temporary folder in the repository)")
     args = parser.parse_args()
+    with disk_scratch(args.dir) as (disk, fs):
+        print(f"sqlite (disk): {disk} on {fs.describe()}")
+        run(args, disk)
+    return 0
+
+
+def run(args: argparse.Namespace, disk: str) -> None:
     t0 = time.perf_counter()
     cases = vectors(args.vectors)
     print(f"generated {len(cases)} vectors in {time.perf_counter() - t0:.2f} s; "
@@ -82,7 +93,7 @@ def main() -> int:
     plan = Plan(vectors=tuple(cases))
     print(f"{'configuration':<28} {'median s':>9} {'min s':>7} {'max s':>7}  "
           f"{'passed':>6} {'failed':>6} {'other':>5}")
-    for label, make in configurations(args.only):
+    for label, make in configurations(args.only, disk):
         times: list[float] = []
         last: Any = None
         for _ in range(args.repeat):
@@ -98,7 +109,6 @@ def main() -> int:
         print(f"{label:<28} {statistics.median(times):9.2f} {min(times):7.2f} "
               f"{max(times):7.2f}  {counts['passed']:6d} {counts['failed']:6d} {other:5d}",
               flush=True)
-    return 0
 
 
 if __name__ == "__main__":

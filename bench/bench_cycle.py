@@ -58,7 +58,7 @@ from pausepoint.engine.compose import compose
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import ResumeRequest
-from pausepoint.stores import SqliteStore
+from pausepoint.stores import SqliteStore, StoreBundle
 
 SCRIPT: list[dict[str, Any]] = [
     {"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
@@ -125,13 +125,13 @@ class Floor:
 
 
 class ServiceCycle:
-    """``PauseService.pause`` -> ``record_turn`` -> ``resume`` on a SQLite store."""
+    """``PauseService.pause`` -> ``record_turn`` -> ``resume`` on ``store`` (closed with it)."""
 
     name = "service"
 
-    def __init__(self, directory: str) -> None:
-        self.store = SqliteStore(os.path.join(directory, "service.db"))
-        self.service = compose(store=self.store, signer=KeyRing.generate(),
+    def __init__(self, store: StoreBundle, label: str = "service cycle") -> None:
+        self.store, self.label = store, label
+        self.service = compose(store=store, signer=KeyRing.generate(),
                                interactions=DEFAULT_INTERACTIONS, clock=ManualClock(0),
                                ttl_ms=3_600_000).service
         self.request = ResumeRequest(session_id="s", scope="t")
@@ -145,20 +145,25 @@ class ServiceCycle:
                            checkpoint_id=f"{run}@0")
         token = self.service.record_turn(run, "{}").token
         self.service.resume(token, RESPONSE, self.request)
-        return [("service cycle", time.perf_counter() - t0)]
+        return [(self.label, time.perf_counter() - t0)]
 
     def close(self) -> None:
         self.store.close()
 
 
 class HarnessCycle:
-    """``Harness.open`` on a SQLite path: start ``[interrupt approve, end]``, resume it."""
+    """A scripted harness run ``[interrupt approve, end]``: start it (it runs, pauses, mints
+    and publishes its token), answer the published token, and it runs to ``done``."""
 
     name = "harness"
 
-    def __init__(self, directory: str) -> None:
-        self.harness = Harness.open(f"sqlite:{os.path.join(directory, 'harness.db')}",
-                                    ttl_ms=3_600_000)
+    def __init__(self, harness: Harness, label: str = "harness cycle") -> None:
+        self.harness, self.label = harness, label
+
+    @classmethod
+    def open(cls, url: str, label: str = "harness cycle") -> HarnessCycle:
+        """``Harness.open`` on a store URL (``sqlite:PATH``, ``memory:``)."""
+        return cls(Harness.open(url, ttl_ms=3_600_000), label)
 
     def round(self) -> Samples:
         run = uuid.uuid4().hex
@@ -168,7 +173,7 @@ class HarnessCycle:
         dt = time.perf_counter() - t0
         if done.status != "done":
             raise RuntimeError(f"the harness cycle did not finish: {done}")
-        return [("harness cycle", dt)]
+        return [(self.label, dt)]
 
     def close(self) -> None:
         self.harness.deployment.store.close()
@@ -282,8 +287,8 @@ def make_variants(names: Sequence[str], directory: str, batch: int
     missing: dict[str, str] = {}
     factories: dict[str, Callable[[], Variant | str]] = {
         "floor": lambda: Floor(directory),
-        "service": lambda: ServiceCycle(directory),
-        "harness": lambda: HarnessCycle(directory),
+        "service": lambda: ServiceCycle(SqliteStore(os.path.join(directory, "service.db"))),
+        "harness": lambda: HarnessCycle.open(f"sqlite:{os.path.join(directory, 'harness.db')}"),
         "embedding": lambda: embedding_variant(directory),
         "langgraph": lambda: _langgraph(directory),
         "token": lambda: TokenVerify(directory, batch),

@@ -15,7 +15,7 @@ the rounds' p50 / p95 (latency).
 Usage::
 
     eval "$(bash .ci/postgres.sh)"          # PostgreSQL on loopback, exports the DSN
-    python bench/bench_postgres.py           # 8 resumers, 5 rounds of 250 resumes each
+    python bench/bench_postgres.py           # 1, 2, 4 and 8 resumers, 5 rounds of 250 each
     python bench/bench_postgres.py --resumers 8 --per-resumer 400 --rounds 7
     python bench/bench_postgres.py --profile # also: where one resumer spends its time
 """
@@ -32,12 +32,12 @@ import queue
 import resource
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from typing import Any
 
+from benchkit import disk_scratch, percentile
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import compose
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS
@@ -54,12 +54,6 @@ from pausepoint_conformance.faults.testbed import (
 
 RESPONSE = {"approved": True}
 REQUEST = ResumeRequest(session_id="bench", scope="bench")
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
-    return ordered[k]
 
 
 def _cpu_self() -> float:
@@ -167,8 +161,8 @@ def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
             rates.append(len(lat) / (end - start))
             cpus.append((sum(g[4][0] for g in got) / len(lat) * 1e6,
                          sum(g[4][1] for g in got) / len(lat) * 1e6))
-            p50s.append(_percentile(lat, 0.50) * 1000)
-            p95s.append(_percentile(lat, 0.95) * 1000)
+            p50s.append(percentile(lat, 0.50) * 1000)
+            p95s.append(percentile(lat, 0.95) * 1000)
             print(f"  {spec.kind:<8} round {r + 1}: {rates[-1]:8.0f} resumes/s  "
                   f"p50 {p50s[-1]:6.2f} ms  p95 {p95s[-1]:6.2f} ms  cpu/resume client "
                   f"{cpus[-1][0]:4.0f} us server {cpus[-1][1]:4.0f} us  "
@@ -192,47 +186,54 @@ def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--resumers", type=int, default=8)
+    parser.add_argument("--resumers", default="1,2,4,8",
+                        help="how many concurrent resumers, a comma-separated sweep "
+                        "(default 1,2,4,8)")
     parser.add_argument("--per-resumer", type=int, default=250)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--stores", default="postgres,sqlite")
     parser.add_argument("--mode", default="processes",
                         help="processes (default), threads, or both: processes,threads")
+    parser.add_argument("--dir", help="where the SQLite file goes, on a real disk (default: a "
+                        "temporary folder in the repository)")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile resumer 0 during the timed part and print the top")
     args = parser.parse_args(argv)
+    sweep = [int(n) for n in args.resumers.split(",")]
     dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="pp-bench-") as tmp:
+    with disk_scratch(args.dir) as (tmp, fs):
         key = os.path.join(tmp, "key.ed25519")
         save_key(key)
         for kind in args.stores.split(","):
             if kind == "postgres" and not dsn:
                 print("postgres: skipped, PAUSEPOINT_PG_DSN is not set", file=sys.stderr)
                 continue
-            spec = (fresh_postgres(dsn, "pp_bench") if kind == "postgres"
-                    else fresh_sqlite(tmp, "bench.db"))
-            spec.open().close()  # create the schema before the resumers race to
-            try:
-                for mode in args.mode.split(","):
-                    rows.append(bench(spec, key, args.resumers, args.per_resumer, args.rounds,
-                                      args.profile, mode))
-            finally:
-                drop(spec)
+            for mode in args.mode.split(","):
+                for resumers in sweep:
+                    # a fresh store for each point, so no point resumes on a bigger ledger
+                    spec = (fresh_postgres(dsn, "pp_bench") if kind == "postgres"
+                            else fresh_sqlite(tmp, f"bench-{mode}-{resumers}.db"))
+                    spec.open().close()  # create the schema before the resumers race to
+                    try:
+                        rows.append(bench(spec, key, resumers, args.per_resumer, args.rounds,
+                                          args.profile, mode))
+                    finally:
+                        drop(spec)
     print()
-    print(f"resumes/s with {args.resumers} concurrent resumers (/p processes, /t threads), "
-          f"{args.per_resumer} resumes each per round, {args.rounds} rounds (median)")
-    print(f"{'store':<10} {'resumes/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'cpu us':>7} "
-          f"{'cpu-bound/s':>11}   rounds")
+    print(f"resumes/s by concurrent resumers (/p processes, /t threads), {args.per_resumer} "
+          f"resumes each per round, {args.rounds} rounds (median); SQLite on {fs.describe()}")
+    print(f"{'store':<10} {'resumers':>8} {'resumes/s':>10} {'p50 ms':>8} {'p95 ms':>8} "
+          f"{'client us':>9} {'server us':>9} {'cpu-bound/s':>11}   rounds")
     cores = os.cpu_count() or 1
     for row in rows:
         cpu = row["client_us"] + row["server_us"]
-        print(f"{row['store']:<10} {row['rate']:>10.0f} {row['p50']:>8.2f} {row['p95']:>8.2f} "
-              f"{cpu:>7.0f} {cores / cpu * 1e6:>11.0f}   "
-              + " ".join(f"{x:.0f}" for x in row["rates"]))
-    print(f"cpu us: CPU time per resume, resumer processes plus (PostgreSQL) their server "
-          f"backends; cpu-bound/s: what {cores} otherwise idle core(s) would sustain at that cost "
-          f"(load average now {os.getloadavg()[0]:.1f})")
+        print(f"{row['store']:<10} {row['resumers']:>8} {row['rate']:>10.0f} {row['p50']:>8.2f} "
+              f"{row['p95']:>8.2f} {row['client_us']:>9.0f} {row['server_us']:>9.0f} "
+              f"{cores / cpu * 1e6:>11.0f}   " + " ".join(f"{x:.0f}" for x in row["rates"]))
+    print(f"client us / server us: CPU time per resume in the resumer processes and in their "
+          f"PostgreSQL backends; cpu-bound/s: what {cores} otherwise idle core(s) would sustain "
+          f"at that cost (load average now {os.getloadavg()[0]:.1f})")
     for row in rows:
         if row["profile"]:
             print(f"\n--- profile of one {row['store']} resumer (timed part) ---")
