@@ -163,7 +163,8 @@ def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
                          sum(g[4][1] for g in got) / len(lat) * 1e6))
             p50s.append(percentile(lat, 0.50) * 1000)
             p95s.append(percentile(lat, 0.95) * 1000)
-            print(f"  {spec.kind:<8} {resumers} resumer(s) round {r + 1}: {rates[-1]:6.0f} resumes/s  "
+            print(f"  {spec.kind:<8} {resumers} resumer(s) round {r + 1}: "
+                  f"{rates[-1]:6.0f} resumes/s  "
                   f"p50 {p50s[-1]:6.2f} ms  p95 {p95s[-1]:6.2f} ms  cpu/resume client "
                   f"{cpus[-1][0]:4.0f} us server {cpus[-1][1]:4.0f} us  "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)
