@@ -44,7 +44,7 @@ def test_dot_has_exactly_the_tables_edges(capsys: pytest.CaptureFixture[str]) ->
 
 def test_svg_with_graphviz(tmp_path: Path) -> None:
     need("dot", "apt-get install graphviz")
-    out = tmp_path / "lifecycle.svg"
+    out = (tmp_path / "lifecycle").with_suffix(".svg")
     assert cli(["diagram", "--format", "svg", "--out", str(out)]) == 0
     svg = out.read_text()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
