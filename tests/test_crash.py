@@ -10,15 +10,24 @@ On SQLite and on PostgreSQL.  Two deliberately broken variants show the checks b
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
+import pytest
+
+from pausepoint_conformance.faults import crash
 from pausepoint_conformance.faults.crash import (
     Case,
     CrashReport,
+    dry_run,
     enumerate_crashes,
     postgres_factory,
+    prepare,
     sqlite_factory,
 )
+from pausepoint_conformance.faults.testbed import drop
 from pg import pg_dsn
 
 
@@ -110,3 +119,29 @@ def test_broken_reminting_restart_is_caught(tmp_path: Path) -> None:
                           if (r.case.point, r.case.when) == (consume, "before"))
     assert any("2 different tokens were published" in v for v in before_consume.violations)
     assert all(r.violations for r in report.results if r.case.point < consume)
+
+
+def test_no_password_on_a_worker_command_line(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PostgreSQL DSN (with its password) reaches the workers, and ``ps`` does not show it:
+    it goes through their standard input, not their command line."""
+    dsn = pg_dsn()
+    password = urlsplit(dsn).password
+    assert password, f"the test DSN has no password to keep secret: {dsn!r}"
+    seen: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(argv: list[str], **kwargs: Any) -> Any:
+        seen.append(list(argv))
+        return real_run(argv, **kwargs)
+
+    monkeypatch.setattr(crash.subprocess, "run", spy)
+    files = prepare(postgres_factory(dsn)(str(tmp_path)), str(tmp_path))
+    try:
+        writes = dry_run(files)  # the worker connected: it got the DSN
+    finally:
+        drop(files.store)
+    assert writes and seen
+    secret = f":{password}@"  # the password as a DSN carries it (the bare word may be common)
+    for argv in seen:
+        assert not any(dsn in arg or secret in arg for arg in argv), argv

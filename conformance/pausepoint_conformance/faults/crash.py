@@ -405,11 +405,17 @@ class CaseResult:
     seconds: float = 0.0
 
 
+WORKER_ARGV: Final[tuple[str, ...]] = (
+    sys.executable, "-m", "pausepoint_conformance.faults.crash", "worker")
+"""A worker's command line: the same for every worker.  Its spec -- which holds the store's
+location, a PostgreSQL DSN with its password -- goes through its standard input, never on the
+command line, where ``ps`` shows it to every user of the machine."""
+
+
 def _run_worker(spec: dict[str, Any], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pausepoint_conformance.faults.crash", "worker", json.dumps(spec)],
-        capture_output=True, text=True, timeout=timeout,
-        check=False)  # the callers read the return code
+    return subprocess.run(list(WORKER_ARGV), input=json.dumps(spec), capture_output=True,
+                          text=True, timeout=timeout,
+                          check=False)  # the callers read the return code
 
 
 def prepare(store: StoreSpec, directory: str, key_from: str | None = None) -> CaseFiles:
@@ -637,15 +643,14 @@ def _iter_report(report: CrashReport) -> Iterator[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pausepoint_conformance.faults.crash")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    w = sub.add_parser("worker", help="(internal) one worker process")
-    w.add_argument("spec")
+    sub.add_parser("worker", help="(internal) one worker process; its spec (JSON) on stdin")
     r = sub.add_parser("run", help="enumerate every crash point on a store")
     r.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     r.add_argument("--broken", choices=BROKEN_VARIANTS)
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
     if args.cmd == "worker":
-        return worker_main(json.loads(args.spec))
+        return worker_main(json.loads(sys.stdin.read()))
     factory: StoreFactory = sqlite_factory
     if args.store == "postgres":
         dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
