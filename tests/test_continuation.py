@@ -10,9 +10,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pausepoint.core.ports import RunRecord, RunStatus
+from pausepoint.core.ports import PauseRecord, RunRecord, RunStatus
 from pausepoint.core.tokens import KeyRing
-from pausepoint.engine.harness import Harness, SqliteWorld
+from pausepoint.engine.harness import Harness, HarnessHooks, SqliteWorld
 from pausepoint.stores.base import StoreBundle
 
 
@@ -34,29 +34,22 @@ def test_sibling_answers_racing_continue_the_run_once(tmp_path: Path, attempt: i
     db = f"sqlite:{tmp_path / 'db'}"
     ring = KeyRing.generate("k1")
     world = SqliteWorld(str(tmp_path / "world.db"))
-    servers = [Harness.open(db, keyring=ring, world=world) for _ in range(2)]
-    first = servers[0].start([{"op": "interrupt", "names": ["ask", "confirm"]},
-                              {"op": "effect", "key": "after"}, {"op": "end"}], run_id="r")
     barrier = threading.Barrier(2, timeout=30)
     both_kept = threading.Barrier(2, timeout=30)
     drives: list[str] = []
-    for h in servers:
-        # Hold each server after it consumed its pause and kept its answer, until the other
-        # did too: then both see every answer kept and both try to continue the run -- the
-        # worst case. (Holding inside _continue instead would hang whenever one server finds
-        # the other's answer not yet kept and rightly returns without continuing.)
-        real_kept, real_drive = h._answers_kept, h._drive
+    # Hold each server after it consumed its pause and kept its answer, until the other did
+    # too: then both see every answer kept and both try to continue the run -- the worst case.
+    # (Holding inside the continuation instead would hang whenever one server finds the other's
+    # answer not yet kept and rightly returns without continuing.)
+    def held(rec: PauseRecord) -> None:
+        both_kept.wait()
 
-        def held(rec: object, real: object = real_kept) -> object:
-            both_kept.wait()
-            return real(rec)  # type: ignore[operator]
-
-        def counted(run_id: str, recovering: bool = False, real: object = real_drive) -> object:
-            drives.append(run_id)
-            return real(run_id, recovering)  # type: ignore[operator]
-
-        h._answers_kept = held
-        h._drive = counted
+    hooks = HarnessHooks(answer_kept=held, driving=drives.append)
+    servers = [Harness.open(db, keyring=ring, world=world, hooks=hooks) for _ in range(2)]
+    first = servers[0].start([{"op": "interrupt", "names": ["ask", "confirm"]},
+                              {"op": "effect", "key": "after"}, {"op": "end"}], run_id="r")
+    assert drives == ["r"]  # the start
+    drives.clear()
     errors: list[BaseException] = []
 
     def answer(h: Harness, token: str) -> None:

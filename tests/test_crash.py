@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pausepoint_conformance.faults import crash
 from pausepoint_conformance.faults.crash import (
     Case,
     CrashReport,
@@ -135,7 +134,7 @@ def test_no_password_on_a_worker_command_line(tmp_path: Path,
         seen.append(list(argv))
         return real_run(argv, **kwargs)
 
-    monkeypatch.setattr(crash.subprocess, "run", spy)
+    monkeypatch.setattr(subprocess, "run", spy)  # the crash tool runs its workers with it
     files = prepare(postgres_factory(dsn)(str(tmp_path)), str(tmp_path))
     try:
         writes = dry_run(files)  # the worker connected: it got the DSN

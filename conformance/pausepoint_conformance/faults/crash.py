@@ -72,8 +72,13 @@ from pausepoint.core.ports import (
 )
 from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.clock import SystemClock
-from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness, SqliteWorld, World
-from pausepoint.engine.run import PendingInterrupt
+from pausepoint.engine.harness import (
+    DEFAULT_INTERACTIONS,
+    Harness,
+    HarnessHooks,
+    SqliteWorld,
+    World,
+)
 from pausepoint.stores import StoreBundle
 from pausepoint_conformance.faults.testbed import (
     StoreSpec,
@@ -303,11 +308,21 @@ class Inbox:
 # -- the worker ------------------------------------------------------------------------------
 
 
-def open_harness(files: CaseFiles, tap: Tap) -> Harness:
+def open_harness(files: CaseFiles, tap: Tap, hooks: HarnessHooks | None = None) -> Harness:
     ring = load_ring(files.key)
     return Harness(open_bundle=lambda: TappedBundle(files.store.open(), tap), signer=ring,
                    clock=SystemClock(), world=TappedWorld(SqliteWorld(files.world), tap),
-                   ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True)
+                   ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
+                   hooks=hooks)
+
+
+def broken_hooks(broken: str | None, proc: str) -> HarnessHooks:
+    """The harness's faults for a broken variant (see :class:`HarnessHooks`); the journal's
+    (``forgetful-journal``) is the :class:`Tap`'s."""
+    return HarnessHooks(
+        continue_stalled=broken != "replay-only",  # BROKEN: stalled runs are never continued
+        wait_for_answers=broken != "answerless-restart",  # BROKEN: continue without the answer
+        remint=broken == "reminting" and proc == "recover")  # BROKEN: a restart mints anew
 
 
 def _answer(h: Harness, inbox: Inbox, proc: str, interrupt_id: str, token: str,
@@ -364,18 +379,7 @@ def worker_main(spec: dict[str, Any]) -> int:
     tap = Tap(files.trace, proc, int(spec.get("die_at", 0)), str(spec.get("when", "after")),
               spec.get("broken"))
     inbox = Inbox(files.inbox)
-    h = open_harness(files, tap)
-    if tap.broken == "replay-only":  # BROKEN: a restart that does not continue stalled runs
-        setattr(h, "_stalled_pauses", list)  # noqa: B010 - mypy refuses assigning a method
-    if tap.broken == "answerless-restart":  # BROKEN: continue without the answer
-        setattr(h, "_answers_kept", lambda rec: True)  # noqa: B010 - as above
-    if tap.broken == "reminting" and proc == "recover":  # BROKEN: a restart mints anew
-        publish = h._publish
-
-        def remint(rec: PauseRecord) -> PendingInterrupt:
-            token, _kid = h.signer.mint(attrs.evolve(rec.claims, issued_at=h.clock.now()))
-            return attrs.evolve(publish(rec), token=token)
-        setattr(h, "_publish", remint)  # noqa: B010 - as above
+    h = open_harness(files, tap, broken_hooks(tap.broken, proc))
     try:
         status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
     finally:

@@ -139,10 +139,37 @@ def _effect_key(pc: int, key: str) -> str:
     return f"{pc}:{key}"
 
 
+@attrs.frozen
+class HarnessHooks:
+    """The harness's one public seam for the fault tools and the tests that must bend or watch
+    it (rather than patch its private methods); the default changes nothing.  The three faults
+    are the deliberately broken variants the crash tool proves its checks with."""
+
+    continue_stalled: bool = True
+    """``False`` (BROKEN, ``replay-only``): :meth:`Harness.restart` never continues a run
+    stalled between a consume and its continuation."""
+
+    wait_for_answers: bool = True
+    """``False`` (BROKEN, ``answerless-restart``): a step counts as answered whether or not
+    every answer of it was kept, so a restart continues a run without an answer that was lost."""
+
+    remint: bool = False
+    """``True`` (BROKEN, ``reminting``): every pause is published with a freshly minted token
+    instead of the one issued."""
+
+    answer_kept: Callable[[PauseRecord], None] | None = None
+    """Called once a resume has kept its answer, before it looks whether every answer of the
+    step is kept (a test holds racing servers here)."""
+
+    driving: Callable[[str], None] | None = None
+    """Called with the run id each time a run is executed from its checkpoint."""
+
+
 class Harness:
     def __init__(self, *, open_bundle: Callable[[], StoreBundle], signer: Signer, clock: Clock,
                  world: World, ttl_ms: int, interactions: Sequence[Interaction],
-                 durable_restart: bool) -> None:
+                 durable_restart: bool, hooks: HarnessHooks | None = None) -> None:
+        self.hooks = hooks if hooks is not None else HarnessHooks()
         self._open_bundle = open_bundle
         self.signer = signer
         self.clock = clock
@@ -159,7 +186,7 @@ class Harness:
     def open(cls, url: str = "memory:", *, clock: Clock | None = None,
              keyring: Signer | None = None, ttl_ms: int = 60_000,
              interactions: Sequence[Interaction] = DEFAULT_INTERACTIONS,
-             world: World | None = None) -> Harness:
+             world: World | None = None, hooks: HarnessHooks | None = None) -> Harness:
         """Open a harness on a store URL (``memory:``, ``sqlite:PATH``, ``postgres:DSN``).
         With ``memory:`` the same in-memory store is kept across :meth:`crash`."""
         if url == "memory:":
@@ -173,7 +200,7 @@ class Harness:
         return cls(open_bundle=reopen, signer=keyring or KeyRing.generate(),
                    clock=clock or ManualClock(0), world=world or MemoryWorld(),
                    ttl_ms=ttl_ms, interactions=interactions,
-                   durable_restart=url != "memory:")
+                   durable_restart=url != "memory:", hooks=hooks)
 
     def _compose(self, bundle: StoreBundle) -> Deployment:
         return compose(store=bundle, signer=self.signer, interactions=self.interactions,
@@ -231,6 +258,8 @@ class Harness:
             # the consume's winner -- or, after a restart found its answer lost, a retry of the
             # same answer (the ledger matched its digest): keep the answer for a restart
             self.service.payloads.record(_answer_key(rec.interrupt_id), canonical_json(response))
+            if self.hooks.answer_kept is not None:
+                self.hooks.answer_kept(rec)
             if not self._answers_kept(rec):  # another answer of this step is still awaited
                 return attrs.evolve(self._report(rec.run_id, ()), interrupt_id=rec.interrupt_id)
             report = self._continue(rec, response)
@@ -296,8 +325,9 @@ class Harness:
     def _answers_kept(self, rec: PauseRecord) -> bool:
         """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
         with an answer it does not have (resume.continuation.recorded-turn)."""
-        return all(self.service.payloads.get(_answer_key(r.interrupt_id)) is not None
-                   for r in self._step_consumed(rec))
+        return not self.hooks.wait_for_answers or all(
+            self.service.payloads.get(_answer_key(r.interrupt_id)) is not None
+            for r in self._step_consumed(rec))
 
     def _await_answers(self, rec: PauseRecord) -> None:
         for r in self._step_consumed(rec):
@@ -316,7 +346,9 @@ class Harness:
         """Paused runs whose pauses at the current step are all consumed: the process died
         between the consume and the continuation, so nobody continues them but a restart.
         (Restart assumes no other harness is recovering the same store at the same time.)"""
-        stalled = []
+        stalled: list[PauseRecord] = []
+        if not self.hooks.continue_stalled:
+            return stalled
         for run in self.service.runs.with_status(RunStatus.PAUSED):
             pc = int(json.loads(run.state)["pc"])
             rows = [r for r in self.service.ledger.by_run(run.run_id)
@@ -365,8 +397,11 @@ class Harness:
         return runs
 
     def _publish(self, rec: PauseRecord) -> PendingInterrupt:
+        token = rec.token
+        if self.hooks.remint:
+            token, _kid = self.signer.mint(attrs.evolve(rec.claims, issued_at=self.clock.now()))
         return PendingInterrupt(
-            name=rec.claims.name, payload=json.loads(rec.payload), token=rec.token,
+            name=rec.claims.name, payload=json.loads(rec.payload), token=token,
             interrupt_id=rec.interrupt_id, run_id=rec.run_id, session_id=rec.claims.session_id,
             tool_call_id=rec.claims.tool_call_id, expires_at=rec.state.expires_at,
             resumable=rec.state.phase == lc.Phase.RESUMABLE)
@@ -414,6 +449,8 @@ class Harness:
 
     def _drive(self, run_id: str, recovering: bool = False) -> Report:
         """Execute the run from its checkpoint until it pauses, ends or is cancelled."""
+        if self.hooks.driving is not None:
+            self.hooks.driving(run_id)
         run, _ = self._load(run_id)
         identity = RunIdentity(run.run_id, run.root_run_id)
         try:
