@@ -83,7 +83,7 @@ def test_several_pauses_in_one_run_are_answered_independently(h: Harness,
     """`multi.independent`: one step asks two questions; answering one leaves the other as it
     was and the run paused; the run continues once both are answered."""
     r = h.start([{"op": "interrupt", "names": ["approve", "confirm"],
-                  "payloads": [{"what": "a"}, {"what": "b"}]},
+                  "payload": {"what": "a or b"}},
                  {"op": "effect", "key": "e"}, {"op": "end"}], run_id="r1")
     assert [p.name for p in r.pauses] == ["approve", "confirm"]
     assert all(p.resumable for p in r.pauses)
@@ -234,7 +234,7 @@ def test_a_failed_turn_write_leaves_the_run_partially_complete(h: Harness) -> No
     """`turn.write-failed.stays-paused`, `status.distinguishes`: a pause whose turn was not
     recorded is published with resumable false, the run is partially complete, and resuming
     is refused with not_resumable."""
-    r = h.start([{"op": "interrupt", "name": "ask", "fail_checkpoint": True}], run_id="r1")
+    r = h.start([{"op": "interrupt", "name": "ask", "checkpoint_write": "fail"}], run_id="r1")
     (p,) = r.pauses
     assert not p.resumable and h.pause_state(p.interrupt_id) == "paused"
     assert h.service.status("r1") == RunView.PARTIALLY_COMPLETE

@@ -46,14 +46,10 @@ from pausepoint_conformance.protocol.wire import (
     CountData,
     CrashRestartArgs,
     EffectCountArgs,
-    EffectStep,
     Empty,
-    EndStep,
-    GateStep,
     HelloArgs,
     HelloData,
     Implementation,
-    InterruptStep,
     KeyData,
     OfferedTool,
     Ok,
@@ -78,9 +74,9 @@ from pausepoint_conformance.protocol.wire import (
     StartArgs,
     StatusArgs,
     StatusData,
-    Step,
     WiringArgs,
     WiringData,
+    to_script,
 )
 
 OPERATOR = "operator"
@@ -126,35 +122,6 @@ class _RecordingRunner(Runner):
 
 def _refused(exc: PausepointError) -> Refused:
     return Refused(code=exc.code.value, message=exc.message, clause=exc.clause)
-
-
-def _step_dict(step: Step) -> dict[str, Any]:
-    """A protocol script step as the harness's script step."""
-    if isinstance(step, EffectStep):
-        out: dict[str, Any] = {"op": "effect", "key": step.key}
-        if step.fault is not None:
-            out["fault"] = step.fault.value
-        return out
-    if isinstance(step, InterruptStep):
-        d: dict[str, Any] = {"op": "interrupt", "payload": step.payload}
-        if step.names:
-            d["names"] = list(step.names)
-        else:
-            d["name"] = step.name
-        if step.checkpoint_write == "fail":
-            d["fail_checkpoint"] = True
-        if step.tool_call_id:
-            d["tool_call_id"] = step.tool_call_id
-        if step.checkpoint == "none":
-            d["no_checkpoint"] = True
-        if step.handlers is not None:
-            d["handlers"] = step.handlers.model_dump(exclude_none=True)
-        return d
-    if isinstance(step, GateStep):
-        return {"op": "gate", "amount": step.amount, "allow_up_to": step.allow_up_to,
-                "deny_over": step.deny_over}
-    assert isinstance(step, EndStep)
-    return {"op": "end"}
 
 
 class ReferenceAdapter:
@@ -303,7 +270,7 @@ class ReferenceAdapter:
             def go() -> RunReport:
                 h = self.harness
                 self._runs.append(args.run_id)
-                rep = h.start([_step_dict(s) for s in args.script], run_id=args.run_id,
+                rep = h.start([to_script(s) for s in args.script], run_id=args.run_id,
                               parent_run_id=args.parent_run_id, session_id=args.session_id,
                               scope=args.scope)
                 return self._run_report(rep)

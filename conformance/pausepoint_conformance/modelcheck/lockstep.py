@@ -32,6 +32,7 @@ from typing import Any, Final
 import attrs
 
 from pausepoint.core.lifecycle import PauseState
+from pausepoint.core.script import to_tla_record
 from pausepoint.system import model as m
 from pausepoint.system.trace import scripts_from_json, scripts_to_json
 
@@ -60,12 +61,17 @@ def constants_from_config(cfg: m.Config) -> dict[str, Any]:
             "responses": list(cfg.responses), "max_crashes": cfg.max_crashes}
 
 
+def _tla_literal(value: object) -> str:
+    """A JSON record, list or string in TLA+ syntax."""
+    if isinstance(value, dict):
+        return "[" + ", ".join(f"{k} |-> {_tla_literal(v)}" for k, v in value.items()) + "]"
+    if isinstance(value, list):
+        return "<<" + ", ".join(_tla_literal(v) for v in value) + ">>"
+    return f'"{value}"'
+
+
 def _tla_step(st: m.ScriptStep) -> str:
-    if isinstance(st, m.Effect):
-        return f'[kind |-> "effect", key |-> "{st.key}"]'
-    if isinstance(st, m.Ask):
-        return '[kind |-> "ask", names |-> <<' + ", ".join(f'"{n}"' for n in st.names) + ">>]"
-    return '[kind |-> "end"]'
+    return _tla_literal(to_tla_record(st))
 
 
 def tla_constant_definitions(cfg: m.Config) -> dict[str, str]:

@@ -25,9 +25,11 @@ from __future__ import annotations
 import enum
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
+from pausepoint.core import script
 from pausepoint.core.clauses import Group
+from pausepoint.core.script import Fault as Fault  # the protocol's faults are the script's
 
 PROTOCOL_VERSION = 1
 """The adapter protocol's version; the ``hello`` handshake compares it."""
@@ -50,13 +52,6 @@ class _Out(BaseModel):
 
 
 # -- scripts ---------------------------------------------------------------------------------
-
-
-class Fault(enum.StrEnum):
-    """A scripted crash inside an effect, fired the first time the step executes."""
-
-    CRASH_BEFORE_APPLY = "crash_before_apply"
-    CRASH_AFTER_APPLY = "crash_after_apply"
 
 
 class EffectStep(_In):
@@ -149,6 +144,19 @@ Step = Annotated[EffectStep | InterruptStep | GateStep | EndStep, Field(discrimi
 ModelledStep = Annotated[EffectStep | InterruptStep | EndStep, Field(discriminator="op")]
 """The steps the reference model (``pausepoint.system.model``) knows: the script steps of scenario
 vectors."""
+
+_STEP: TypeAdapter[Step] = TypeAdapter(Step)
+
+
+def to_script(step: Step) -> script.Step:
+    """A protocol step in the one script form, :mod:`pausepoint.core.script`: the models above
+    describe its JSON form (a test holds the two equal)."""
+    return script.from_json(step.model_dump(mode="json", exclude_none=True))
+
+
+def from_script(step: script.Step) -> Step:
+    """The inverse of :func:`to_script`."""
+    return _STEP.validate_python(script.to_json(step))
 
 
 # -- operation arguments (suite -> implementation) -------------------------------------------

@@ -33,8 +33,8 @@ import attrs
 from pausepoint.core import lifecycle as lc
 from pausepoint.core.clauses import Group
 from pausepoint.core.lifecycle import Phase
+from pausepoint.core.script import Ask, Effect, Step, modelled
 from pausepoint.system import model as m
-from pausepoint_conformance.protocol.wire import EffectStep, EndStep, InterruptStep, Step
 
 RESPONSES: Final[dict[str, dict[str, Any]]] = {"yes": {"approved": True},
                                                "no": {"approved": False}}
@@ -64,19 +64,6 @@ class RunSpec:
     scope: str = "scope-1"
 
 
-def model_step(step: Step) -> m.ScriptStep:
-    if isinstance(step, EffectStep):
-        return m.Effect(step.key, m.Fault(step.fault.value) if step.fault else None)
-    if isinstance(step, InterruptStep):
-        if step.checkpoint != "turn" or step.handlers is not None:
-            raise ValueError("the reference model does not model a pause bound to no "
-                             "checkpoint or user handlers around a pause point; scenario "
-                             "vectors never contain them (the checks cover them)")
-        return m.Ask(tuple(step.all_names()))
-    assert isinstance(step, EndStep)
-    return m.End()
-
-
 @attrs.frozen
 class Expectation:
     """What one operation must do: ``expect`` (the result), the clauses it exercises, the
@@ -97,14 +84,14 @@ class ModelDriver:
         parents = tuple(self.index[r.parent_run_id] if r.parent_run_id else None
                         for r in self.runs)
         self.cfg = m.Config(
-            scripts=tuple(tuple(model_step(s) for s in r.script) for r in self.runs),
+            scripts=tuple(tuple(modelled(s) for s in r.script) for r in self.runs),
             parents=parents, ttl=ttl_units, max_time=1 << 30, resumers=8,
             responses=tuple(RESPONSES), max_crashes=1 << 30)
         self.sys = m.initial(self.cfg)
         self.fired: frozenset[tuple[int, int]] = frozenset()
         self.unrecorded: frozenset[tuple[int, int]] = frozenset(
             (i, pc) for i, r in enumerate(self.runs) for pc, s in enumerate(r.script)
-            if isinstance(s, InterruptStep) and s.checkpoint_write == "fail")
+            if isinstance(s, Ask) and s.checkpoint_write == "fail")
         self.first_status: dict[tuple[int, int], str] = {}
 
     def copy(self) -> ModelDriver:
@@ -143,7 +130,7 @@ class ModelDriver:
             if run.phase == m.RunPhase.IDLE:
                 continue
             for pc, s in enumerate(spec.script):
-                if isinstance(s, EffectStep):
+                if isinstance(s, Effect):
                     effects[f"{spec.run_id}/{s.key}"] = run.counts[pc]
         return {"pauses": pauses, "effects": effects}
 
@@ -155,8 +142,8 @@ class ModelDriver:
                                      "resumable": slot.state.phase == Phase.RESUMABLE}
                 if slot.kind == m.SlotKind.ASK:
                     step = self.runs[r].script[slot.pc]
-                    assert isinstance(step, InterruptStep)
-                    names = step.all_names()
+                    assert isinstance(step, Ask)
+                    names = step.names
                     same = [j for j, x in enumerate(self.sys.runs[r].slots)
                             if x.pc == slot.pc and x.kind == m.SlotKind.ASK]
                     d["name"] = names[same.index(k)]
@@ -213,12 +200,12 @@ class ModelDriver:
         groups = {Group.CORE}
         clauses = ["pause.published", "run.events.single-terminal"]
         for s in spec.script:
-            if isinstance(s, InterruptStep) and s.names and len(s.names) > 1:
+            if isinstance(s, Ask) and len(s.names) > 1:
                 groups.add(Group.MULTI_PAUSE)
                 clauses.append("multi.independent")
-            if isinstance(s, InterruptStep) and s.checkpoint_write == "fail":
+            if isinstance(s, Ask) and s.checkpoint_write == "fail":
                 clauses.append("turn.write-failed.stays-paused")
-            if isinstance(s, EffectStep) and s.fault is not None:
+            if isinstance(s, Effect) and s.fault is not None:
                 groups.add(Group.UNKNOWN_OUTCOME)
                 clauses.append("effect.journal.bracket")
         if spec.parent_run_id:

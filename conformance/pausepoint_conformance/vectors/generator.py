@@ -21,8 +21,8 @@ from typing import Any, Final
 import attrs
 
 from pausepoint.core.lifecycle import LIVE, Phase
+from pausepoint.core.script import Ask, Effect, End, Fault, to_json
 from pausepoint.system.model import SlotKind
-from pausepoint_conformance.protocol.wire import EffectStep, EndStep, Fault, InterruptStep, Step
 from pausepoint_conformance.suite.framework import TTL_MS
 from pausepoint_conformance.vectors.driver import RESPONSES, ModelDriver, RunSpec
 from pausepoint_conformance.vectors.replay import (
@@ -38,18 +38,16 @@ from pausepoint_conformance.vectors.replay import (
 TTL_UNITS: Final[int] = 2
 
 
-def _e(key: str, fault: str | None = None) -> EffectStep:
-    return EffectStep(key=key, fault=Fault(fault) if fault else None)
+def _e(key: str, fault: str | None = None) -> Effect:
+    return Effect(key, Fault(fault) if fault else None)
 
 
-def _a(*names: str, fail: bool = False) -> InterruptStep:
-    if len(names) == 1:
-        return InterruptStep(name=names[0], payload={"q": names[0]},
-                             checkpoint_write="fail" if fail else "ok")
-    return InterruptStep(names=list(names), payload={"q": "several"})
+def _a(*names: str, fail: bool = False) -> Ask:
+    return Ask(names, payload={"q": names[0] if len(names) == 1 else "several"},
+               checkpoint_write="fail" if fail else "ok")
 
 
-END = EndStep()
+END = End()
 
 
 @attrs.frozen
@@ -167,8 +165,7 @@ def build_case(family: Family, ops: Sequence[Op], ttl_ms: int = TTL_MS) -> Vecto
         clauses.update(exp.clauses)
         groups.update(exp.groups)
     runs = [{"run_id": r.run_id, "parent_run_id": r.parent_run_id, "session_id": r.session_id,
-             "scope": r.scope, "script": [s.model_dump(mode="json", exclude_none=True)
-                                          for s in r.script]} for r in family.runs]
+             "scope": r.scope, "script": [to_json(s) for s in r.script]} for r in family.runs]
     for r in runs:
         if r["parent_run_id"] is None:
             del r["parent_run_id"]
@@ -303,7 +300,6 @@ def write_all(out_dir: Path, files: dict[str, VectorFile]) -> list[Path]:
 __all__ = [
     "FAMILIES",
     "Family",
-    "Step",
     "build_case",
     "enabled",
     "exhaustive",

@@ -1,8 +1,11 @@
 """A scripted agent harness on the reference services.
 
-A *script* is a list of steps a run executes: ``{"op": "effect", "key": k}`` (a side effect,
-journalled before and after), ``{"op": "interrupt", "name": n, "payload": p}`` (stop to ask a
-person; ``"names"`` asks several questions at once, answered independently), ``{"op": "end"}``,
+A *script* is a list of steps a run executes (:mod:`pausepoint.core.script`, given as its step
+values or in their JSON form, which the run's state keeps): ``{"op": "effect", "key": k}`` (a
+side effect, journalled before and after), ``{"op": "interrupt", "name": n, "payload": p}``
+(stop to ask a person; ``"names"`` asks several questions at once, answered independently;
+``"checkpoint_write": "fail"`` makes their turn write fail, ``"checkpoint": "none"`` asks them
+with no checkpoint), ``{"op": "end"}``,
 and ``{"op": "gate", "amount": n, "allow_up_to": a, "deny_over": d}`` (an approval gate,
 :class:`pausepoint.core.gate.ThresholdGate`: allowed, the run goes on without pausing; denied, the
 run ends ``done`` there, the denial kept in its state, without pausing; otherwise it asks a
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -35,6 +38,7 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
 from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
 from pausepoint.core.registry import RECONCILE, Interaction
+from pausepoint.core.script import Fault, Step, from_json, to_json
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.compose import Deployment, compose
@@ -53,7 +57,6 @@ from pausepoint.engine.run import (
 from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle
-from pausepoint.system.model import Fault
 
 
 class World(Protocol):
@@ -139,6 +142,17 @@ def _effect_key(pc: int, key: str) -> str:
     return f"{pc}:{key}"
 
 
+def _step_json(step: Step | Mapping[str, Any]) -> dict[str, Any]:
+    """A script step in its JSON form, as the run's state keeps it; a step the harness does not
+    know is kept as given and refused when the run reaches it."""
+    if not isinstance(step, Mapping):
+        return to_json(step)
+    try:
+        return to_json(from_json(step))
+    except (ValueError, KeyError, TypeError):
+        return dict(step)
+
+
 @attrs.frozen
 class HarnessHooks:
     """The harness's one public seam for the fault tools and the tests that must bend or watch
@@ -217,7 +231,7 @@ class Harness:
             raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.restart",
                                   "the harness crashed; restart it first")
 
-    def start(self, script: Sequence[dict[str, Any]], *, run_id: str,
+    def start(self, script: Sequence[Step | Mapping[str, Any]], *, run_id: str,
               parent_run_id: str | None = None, session_id: str = "session",
               scope: str = "default", thread_id: str | None = None) -> Report:
         with self._lock:
@@ -236,7 +250,8 @@ class Harness:
                 if parent.status in (RunStatus.CANCELLED, RunStatus.CANCELLING):
                     raise PausepointError(ErrorCode.PAUSE_CANCELLED, "cancel.propagates",
                                           f"parent run {parent_run_id!r} was cancelled")
-            state = {"script": list(script), "pc": 0, "fired": [], "responses": {}}
+            state = {"script": [_step_json(s) for s in script], "pc": 0, "fired": [],
+                     "responses": {}}
             run = RunRecord(run_id=run_id, root_run_id=root, parent_run_id=parent_run_id or "",
                             session_id=session_id, thread_id=thread_id or run_id, scope=scope,
                             status=RunStatus.RUNNING, state=canonical_json(state))
@@ -540,10 +555,10 @@ class Harness:
              step: dict[str, Any]) -> None:
         svc = self.service
         names = step.get("names") or [step.get("name")]
-        payloads = step.get("payloads") or [step.get("payload", {})] * len(names)
+        payloads = [step.get("payload", {})] * len(names)
         binding = self._binding(run)
         # no checkpoint named: the service binds the newest of the run's thread, or refuses
-        checkpoint_id = None if step.get("no_checkpoint") else f"{run.run_id}@{pc}"
+        checkpoint_id = None if step.get("checkpoint") == "none" else f"{run.run_id}@{pc}"
         turn = canonical_json({"run_id": run.run_id, "pc": pc})
         published = []
         for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
@@ -552,7 +567,7 @@ class Harness:
                             tool_call_id=str(step.get("tool_call_id", "")),
                             checkpoint_id=checkpoint_id)
             if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
-                    and not step.get("fail_checkpoint"):
+                    and step.get("checkpoint_write") != "fail":
                 try:
                     rec = svc.record_turn(rec.interrupt_id, turn)
                 except PausepointError:

@@ -21,37 +21,15 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.script import Ask as Ask  # the script steps, re-exported for the model's
+from pausepoint.core.script import Effect as Effect  # users (pausepoint.core.script is their
+from pausepoint.core.script import End as End  # one form)
+from pausepoint.core.script import Fault as Fault
+from pausepoint.core.script import ModelledStep
 
-# -- scripts ---------------------------------------------------------------------------------
+# -- scripts: the one script form (pausepoint.core.script), the steps the model knows ---------
 
-
-class Fault(enum.StrEnum):
-    """A scripted crash inside an effect, fired the first time the step executes."""
-
-    CRASH_BEFORE_APPLY = "crash_before_apply"
-    CRASH_AFTER_APPLY = "crash_after_apply"
-
-
-@attrs.frozen
-class Effect:
-    key: str
-    fault: Fault | None = None
-
-
-@attrs.frozen
-class Ask:
-    """Stop to ask: one pause point per name, answered independently; the run continues when
-    every one of them is consumed."""
-
-    names: tuple[str, ...]
-
-
-@attrs.frozen
-class End:
-    pass
-
-
-ScriptStep = Effect | Ask | End
+ScriptStep = ModelledStep
 
 
 @attrs.frozen

@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import attrs
 
+from pausepoint.core import script
 from pausepoint.core.lifecycle import PauseState
 from pausepoint.system import model as m
 
@@ -50,38 +51,15 @@ ARG_NAMES: Final[dict[str, tuple[str, ...]]] = {
 
 
 def scripts_to_json(cfg: m.Config) -> list[list[dict[str, Any]]]:
-    """The model's scripts as JSON (shared by trace headers and the TLA+ manifest)."""
-    scripts: list[list[dict[str, Any]]] = []
-    for script in cfg.scripts:
-        steps: list[dict[str, Any]] = []
-        for st in script:
-            if isinstance(st, m.Effect):
-                steps.append({"kind": "effect", "key": st.key})
-            elif isinstance(st, m.Ask):
-                steps.append({"kind": "ask", "names": list(st.names)})
-            else:
-                steps.append({"kind": "end"})
-        scripts.append(steps)
-    return scripts
+    """The model's scripts as the TLA+ spec's records (shared by trace headers and the TLA+
+    manifest): :func:`pausepoint.core.script.to_tla_record`."""
+    return [[script.to_tla_record(st) for st in steps] for steps in cfg.scripts]
 
 
 def scripts_from_json(scripts: Sequence[Sequence[Mapping[str, Any]]]
                       ) -> tuple[tuple[m.ScriptStep, ...], ...]:
     """The inverse of :func:`scripts_to_json`; an unknown step kind is a ``ValueError``."""
-    out: list[tuple[m.ScriptStep, ...]] = []
-    for script in scripts:
-        steps: list[m.ScriptStep] = []
-        for st in script:
-            if st["kind"] == "effect":
-                steps.append(m.Effect(st["key"]))
-            elif st["kind"] == "ask":
-                steps.append(m.Ask(tuple(st["names"])))
-            elif st["kind"] == "end":
-                steps.append(m.End())
-            else:
-                raise ValueError(f"unknown script step {st!r}")
-        out.append(tuple(steps))
-    return tuple(out)
+    return tuple(tuple(script.from_tla_record(st) for st in steps) for steps in scripts)
 
 
 def header(cfg: m.Config) -> dict[str, Any]:
