@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 from pausepoint.core import script
 from pausepoint.core.clauses import Group
 from pausepoint.core.script import Fault as Fault  # the protocol's faults are the script's
+from pausepoint.engine.service import RunView
 
 PROTOCOL_VERSION = 1
 """The adapter protocol's version; the ``hello`` handshake compares it."""
@@ -151,7 +152,7 @@ _STEP: TypeAdapter[Step] = TypeAdapter(Step)
 def to_script(step: Step) -> script.Step:
     """A protocol step in the one script form, :mod:`pausepoint.core.script`: the models above
     describe its JSON form (a test holds the two equal)."""
-    return script.from_json(step.model_dump(mode="json", exclude_none=True))
+    return script.from_json(step.model_dump(mode="json"))
 
 
 def from_script(step: script.Step) -> Step:
@@ -212,6 +213,10 @@ class CrashRestartArgs(_In):
 
 
 class Resolution(enum.StrEnum):
+    """How an unknown outcome is settled over the protocol: the reference's
+    :class:`~pausepoint.core.lifecycle.Resolution` but ``compensated`` (a test holds them
+    equal)."""
+
     APPLIED = "applied"
     NOT_APPLIED = "not_applied"
 
@@ -398,9 +403,9 @@ class RaceData(_Out):
     results: list[ResumeResult]
 
 
-RUN_VIEWS: tuple[str, ...] = ("running", "safely_suspended", "partially_complete", "cancelling",
-                              "waiting_unknown_outcome", "done", "cancelled", "ended")
-"""The answers of the ``status`` operation (``spec/contract.md``, status.distinguishes)."""
+RUN_VIEWS: tuple[str, ...] = tuple(v.value for v in RunView)
+"""The answers of the ``status`` operation (``spec/contract.md``, status.distinguishes): the
+reference's :class:`~pausepoint.engine.service.RunView`."""
 
 
 class StatusData(_Out):

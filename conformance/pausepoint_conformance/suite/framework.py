@@ -29,6 +29,8 @@ import attrs
 from pausepoint.core import lifecycle as lc
 from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import CLAUSE_BY_ID, ErrorCode, Group, clause
+from pausepoint.engine.run import TERMINAL_EVENTS as RUN_TERMINAL_EVENTS
+from pausepoint.engine.run import EventKind
 from pausepoint_conformance.protocol.port import Adapter, optional_op
 from pausepoint_conformance.protocol.wire import (
     RUN_VIEWS,
@@ -80,10 +82,8 @@ DEFAULT: Final[Any] = object()
 """The default response (``YES``) -- ``None`` is a response of its own (JSON null)."""
 NO: Final[dict[str, Any]] = {"approved": False}
 
-EVENT_VOCABULARY: Final[frozenset[str]] = frozenset(
-    {"thinking", "text_delta", "tool_call", "tool_result", "done", "error", "cancelled",
-     "paused"})
-TERMINAL_EVENTS: Final[frozenset[str]] = frozenset({"done", "error", "cancelled", "paused"})
+EVENT_VOCABULARY: Final[frozenset[str]] = frozenset(k.value for k in EventKind)
+TERMINAL_EVENTS: Final[frozenset[str]] = frozenset(k.value for k in RUN_TERMINAL_EVENTS)
 PHASES: Final[frozenset[str]] = frozenset(p.value for p in lc.Phase)
 CLOSED_CODES: Final[frozenset[str]] = frozenset(c.value for c in ErrorCode)
 
