@@ -1,6 +1,8 @@
 """What every peer adapter shares: turning the framework's calls into protocol results, the
-handshake, the constants of its pauses, and :class:`PeerAdapter` -- the operations every
-adapter carries out the same way, whatever its framework.
+handshake, the constants of its pauses, how a resume is resolved and answered
+(:func:`resume_in_two_steps`), where saved states are kept (:class:`SavedStates`), and
+:class:`PeerAdapter` -- the operations every adapter carries out the same way, whatever its
+framework.
 
 A peer adapter realises the protocol with its framework's own primitives only; these helpers
 keep the bookkeeping around them in one place.
@@ -8,8 +10,11 @@ keep the bookkeeping around them in one place.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sqlite3
 import tempfile
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
@@ -44,6 +49,7 @@ from pausepoint_conformance.protocol.wire import (
 )
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 NO_EXPIRY: Final[int] = 2**53 - 1
 """``expires_at`` of every pause a peer publishes: no peer's framework gives a pause a deadline
@@ -83,6 +89,68 @@ def as_result(value: T | Refused | Errored) -> Result[T]:
     if isinstance(value, (Refused, Errored)):
         return value
     return Ok(data=value)
+
+
+def resume_in_two_steps(resolve: Callable[[], R | Refused], answer: Callable[[R], ResumeData],
+                        together: Callable[[], None] | None, *,
+                        resolve_refusal: Callable[[Exception], Refused | None] = no_refusal,
+                        answer_refusal: Callable[[Exception], Refused | None] = no_refusal,
+                        ) -> ResumeResult:
+    """A peer's resume: ``resolve`` the pause the token names against the saved state (or
+    refuse it), then -- once ``together`` has let every racer read the state too -- ``answer``
+    it.  Each step's exceptions become the refusals its ``*_refusal`` makes of them, else
+    errors."""
+    resolved = attempt(resolve, resolve_refusal)
+    if together is not None:  # every racer has read the state: now all answer together
+        together()
+    if isinstance(resolved, (Refused, Errored)):
+        return resolved
+    return as_result(attempt(lambda: answer(resolved), answer_refusal))
+
+
+class SavedStates:
+    """Where an integration keeps each run's latest saved state (text): in memory (``path``
+    ``None``), or in a table of the SQLite file ``path``, committed at every write.  Safe to
+    share between threads."""
+
+    def __init__(self, path: str | None) -> None:
+        self._lock = threading.Lock()
+        self._memory: dict[str, str] = {}
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            self._db = sqlite3.connect(path, check_same_thread=False)
+            with self._lock, self._db:
+                self._db.execute("CREATE TABLE IF NOT EXISTS states "
+                                 "(run_id TEXT PRIMARY KEY, state TEXT NOT NULL)")
+
+    def get(self, run_id: str) -> str | None:
+        with self._lock:
+            if self._db is None:
+                return self._memory.get(run_id)
+            row = self._db.execute("SELECT state FROM states WHERE run_id = ?",
+                                   (run_id,)).fetchone()
+        return str(row[0]) if row else None
+
+    def put(self, run_id: str, state: str) -> None:
+        with self._lock:
+            if self._db is None:
+                self._memory[run_id] = state
+                return
+            with self._db:
+                self._db.execute("INSERT OR REPLACE INTO states VALUES (?, ?)", (run_id, state))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._memory.clear()
+            if self._db is not None:
+                with self._db:
+                    self._db.execute("DELETE FROM states")
+
+    def close(self) -> None:
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
 
 
 def hello(*, name: str, distribution: str, homepage: str, groups: Sequence[Group],
@@ -171,6 +239,12 @@ class StoredPeerAdapter(PeerAdapter):
     def close(self) -> None:
         self._close_store()
         shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _saved_states(self, file_name: str) -> SavedStates:
+        """A new handle on the adapter's saved states: in memory (an empty store: nothing in
+        memory survives a restart), or in the SQLite file ``file_name`` of its directory."""
+        return SavedStates(os.path.join(self._dir, file_name) if self.store == "sqlite"
+                           else None)
 
     def _groups(self, claimed: Sequence[Group]) -> list[Group]:
         """The groups the adapter claims: ``claimed``, and durability with a SQLite file."""

@@ -85,6 +85,7 @@ from pausepoint_conformance.peers.base import (
     Unrealisable,
     as_result,
     attempt,
+    resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
 from pausepoint_conformance.protocol.wire import (
@@ -474,12 +475,8 @@ class LangGraphAdapter(StoredPeerAdapter):
 
     def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
-        resolved = _attempt(lambda: self._resolve(args, fresh))
-        if together is not None:  # every racer has read the state: now all answer together
-            together()
-        if isinstance(resolved, (Refused, Errored)):
-            return resolved
-        return as_result(_attempt(lambda: self._answer(resolved)))
+        return resume_in_two_steps(lambda: self._resolve(args, fresh), self._answer, together,
+                                   resolve_refusal=_refusal, answer_refusal=_refusal)
 
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         """The process dies: a new checkpointer on the same file (``sqlite``; an empty one for

@@ -79,9 +79,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -105,6 +102,7 @@ from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
+    SavedStates,
     StoredPeerAdapter,
     as_result,
     attempt,
@@ -381,56 +379,31 @@ class ContextWriteFailed(Exception):
 
 
 class _Contexts:
-    """Each run's saved context as JSON text, in memory or in a SQLite file; the save of a
-    context in which one of the ``failing`` (run, waiter) pairs waits fails, as a full disk or a
-    lost database connection would make it."""
+    """Each run's saved context (the JSON of ``to_dict()``) in the adapter's
+    :class:`~.base.SavedStates`; the save of a context in which one of the ``failing``
+    (run, waiter) pairs waits fails, as a full disk or a lost database connection would make
+    it."""
 
-    def __init__(self, path: str | None) -> None:
-        self._lock = threading.Lock()
-        self._memory: dict[str, str] = {}
-        self._db: sqlite3.Connection | None = None
-        if path is not None:
-            self._db = sqlite3.connect(path, check_same_thread=False)
-            self._db.execute("CREATE TABLE IF NOT EXISTS contexts "
-                             "(run_id TEXT PRIMARY KEY, context TEXT NOT NULL)")
-            self._db.commit()
+    def __init__(self, states: SavedStates) -> None:
+        self._states = states
         self.failing: set[tuple[str, str]] = set()
 
     def put(self, run_id: str, context: dict[str, Any]) -> None:
         if any((run_id, w) in self.failing for w in _waiting(context)):
             raise ContextWriteFailed(f"the save of {run_id}'s context failed")
-        text = json.dumps(context)
-        with self._lock:
-            if self._db is None:
-                self._memory[run_id] = text
-            else:
-                self._db.execute("INSERT OR REPLACE INTO contexts VALUES (?, ?)", (run_id, text))
-                self._db.commit()
+        self._states.put(run_id, json.dumps(context))
 
     def get(self, run_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            if self._db is None:
-                text = self._memory.get(run_id)
-            else:
-                row = self._db.execute("SELECT context FROM contexts WHERE run_id = ?",
-                                       (run_id,)).fetchone()
-                text = row[0] if row else None
+        text = self._states.get(run_id)
         loaded: dict[str, Any] | None = json.loads(text) if text is not None else None
         return loaded
 
     def clear(self) -> None:
-        with self._lock:
-            self._memory.clear()
-            if self._db is not None:
-                self._db.execute("DELETE FROM contexts")
-                self._db.commit()
+        self._states.clear()
         self.failing.clear()
 
     def close(self) -> None:
-        with self._lock:
-            db, self._db = self._db, None
-        if db is not None:
-            db.close()
+        self._states.close()
 
 
 def _refused(code: ErrorCode, message: str, clause: str | None = None) -> Refused:
@@ -457,8 +430,7 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
         self._apps: dict[str, ScriptedRun] = {}
 
     def _open(self) -> _Contexts:
-        return _Contexts(os.path.join(self._dir, "contexts.sqlite")
-                         if self.store == "sqlite" else None)
+        return _Contexts(self._saved_states("contexts.sqlite"))
 
     def _close_store(self) -> None:
         self._contexts.close()

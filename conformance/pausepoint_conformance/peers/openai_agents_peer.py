@@ -78,12 +78,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
-import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import attrs
 from agents import (
@@ -126,6 +123,7 @@ from pausepoint_conformance.peers.base import (
     Unrealisable,
     as_result,
     attempt,
+    resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
 from pausepoint_conformance.protocol.wire import (
@@ -133,7 +131,6 @@ from pausepoint_conformance.protocol.wire import (
     EffectStep,
     Empty,
     EndStep,
-    Errored,
     GateStep,
     HelloArgs,
     HelloData,
@@ -238,70 +235,6 @@ class ScriptModel(Model):
         raise NotImplementedError("the scripted runs are not streamed")
 
 
-# -- the saved states ---------------------------------------------------------------------------
-
-
-class _Store(Protocol):
-    """Where the application keeps each run's latest ``RunState`` JSON."""
-
-    def get(self, run_id: str) -> str | None: ...
-
-    def put(self, run_id: str, state: str) -> None: ...
-
-    def clear(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class _MemoryStore:
-    def __init__(self) -> None:
-        self._states: dict[str, str] = {}
-
-    def get(self, run_id: str) -> str | None:
-        return self._states.get(run_id)
-
-    def put(self, run_id: str, state: str) -> None:
-        self._states[run_id] = state
-
-    def clear(self) -> None:
-        self._states.clear()
-
-    def close(self) -> None:
-        pass
-
-
-class _SqliteStore:
-    """A table of run id and state JSON in a SQLite file, committed at every write."""
-
-    def __init__(self, path: Path) -> None:
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute("CREATE TABLE IF NOT EXISTS states "
-                             "(run_id TEXT PRIMARY KEY, state TEXT NOT NULL)")
-
-    def get(self, run_id: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT state FROM states WHERE run_id = ?",
-                                   (run_id,)).fetchone()
-        return str(row[0]) if row else None
-
-    def put(self, run_id: str, state: str) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO states VALUES (?, ?)", (run_id, state))
-
-    def clear(self) -> None:
-        with self._lock, self._db:
-            self._db.execute("DELETE FROM states")
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-# -- a script as an agent -------------------------------------------------------------------------
-
-
 @attrs.frozen
 class _Run:
     """A started run: the model's turns and tools (the user's code, redeployed after a
@@ -372,14 +305,9 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
     def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
         super().__init__(store, scratch=scratch)
         set_tracing_disabled(True)
-        self._states: _Store = self._open_store()
+        self._states = self._saved_states("states.sqlite")
         self._runs: dict[str, _Run] = {}
         self._agents: dict[str, Agent[Any]] = {}
-
-    def _open_store(self) -> _Store:
-        if self.store == "memory":
-            return _MemoryStore()
-        return _SqliteStore(Path(self._dir) / "states.sqlite")
 
     def _close_store(self) -> None:
         self._states.close()
@@ -567,19 +495,16 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
 
     def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
-        resolved = attempt(lambda: self._resolve(args, fresh))
-        if together is not None:  # every racer has loaded the state: now all answer together
-            together()
-        if isinstance(resolved, (Refused, Errored)):
-            return resolved
-        return as_result(attempt(lambda: self._answer(resolved, args.response), _refusal))
+        return resume_in_two_steps(lambda: self._resolve(args, fresh),
+                                   lambda r: self._answer(r, args.response), together,
+                                   answer_refusal=_refusal)
 
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         """The process dies: the store opened anew (an empty one for ``memory``), the agents
         built anew, and every saved state loaded to publish its pending approvals."""
         def go() -> RestartData:
             self._close_store()
-            self._states, self._agents = self._open_store(), {}
+            self._states, self._agents = self._saved_states("states.sqlite"), {}
             return RestartData(runs=[], pauses=[p for run in self._runs.values()
                                                 for p in self._live(run)])
         return as_result(attempt(go))

@@ -117,6 +117,7 @@ from pausepoint_conformance.peers.base import (
     Unrealisable,
     as_result,
     attempt,
+    resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
 from pausepoint_conformance.protocol.wire import (
@@ -494,12 +495,9 @@ class PydanticAIAdapter(PeerAdapter):
     def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
         """``fresh`` changes nothing: every agent run builds an agent of its own already."""
-        resolved = _attempt(_sync(self._resolve(args)))
-        if together is not None:  # every racer has loaded the conversation: now all run
-            together()
-        if isinstance(resolved, (Refused, Errored)):
-            return resolved
-        return as_result(_attempt(_sync(self._answer(resolved))))
+        return resume_in_two_steps(_sync(self._resolve(args)),
+                                   lambda r: asyncio.run(self._answer(r)), together,
+                                   resolve_refusal=_refusal, answer_refusal=_refusal)
 
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         return Skipped(reason="pydantic-ai-slim ships only an in-memory conversation store, "
