@@ -10,12 +10,21 @@ A deliberately broken ledger whose transition ignores the version it read is cau
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pausepoint_conformance.faults.race import KINDS, RaceReport, run_races
+from pausepoint_conformance.adapters.loader import make_adapter
+from pausepoint_conformance.faults.race import (
+    ADAPTER_KINDS,
+    KINDS,
+    RaceReport,
+    race_adapter,
+    run_races,
+)
+from pausepoint_conformance.faults.race import main as race_main
 from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite, save_key
 from pg import pg_spec
 
@@ -58,3 +67,46 @@ def test_a_version_blind_ledger_is_caught(shared: tuple[StoreSpec, str]) -> None
     assert report.winners > report.stats["same"].races + report.stats["differ"].races
     assert any("winners of a consumed pause" in v for v in report.violations)
     assert any("changed state" in v for v in report.violations)
+
+
+# -- any implementation, through the adapter protocol ------------------------------------------
+
+BROKEN = Path(__file__).parent / "broken"
+
+
+def _race_over_stdio(command: str, rounds: int) -> RaceReport:
+    adapter, name = make_adapter(f'cmd:"{command}"', timeout=120)
+    try:
+        return race_adapter(adapter, racers=PROCESSES, rounds=rounds, name=name)
+    finally:
+        adapter.close()
+
+
+def test_the_reference_over_stdio_is_raced_through_the_protocol() -> None:
+    """The race tool drives any implementation the way ``pausepoint conform --adapter`` does:
+    here the reference as a subprocess speaking the stdio protocol."""
+    command = f"{sys.executable} -m pausepoint_conformance.adapters.stdio_reference"
+    report = _race_over_stdio(command, rounds=3)
+    print("\n".join(report.lines()))
+    assert report.violations == [], "\n".join(report.violations)
+    assert report.races == 3 * len(ADAPTER_KINDS)
+    assert report.winners == report.races
+    assert report.stats["same"].outcomes["replay"] == 3 * (PROCESSES - 1)
+    assert report.stats["differ"].outcomes["refused:response_conflict"] > 0
+
+
+def test_a_double_consuming_implementation_over_stdio_is_caught() -> None:
+    """tests/broken/double_consume.py (a check-then-act ledger), raced over stdio: several
+    racers win one pause."""
+    report = _race_over_stdio(f"{sys.executable} {BROKEN / 'double_consume.py'}", rounds=2)
+    print("\n".join(report.lines()))
+    assert report.winners > report.races
+    assert any("winners of a consumed pause" in v for v in report.violations)
+
+
+def test_the_race_command_takes_an_adapter(capsys: pytest.CaptureFixture[str]) -> None:
+    command = f"{sys.executable} {BROKEN / 'double_consume.py'}"
+    code = race_main(["--adapter", f'cmd:"{command}"', "--processes", "3", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "winners of a consumed pause" in out

@@ -21,6 +21,14 @@ it) and ``cancel`` (resumers against a canceller).
 
 ``broken="version-blind"`` wraps each worker's ledger in a deliberately broken transition that
 ignores the version it read (check-then-act), to show the checks bite.
+
+**Any implementation** (:func:`race_adapter`, ``--adapter``, spelled as for ``pausepoint
+conform``): the same ``same`` and ``differ`` races through the adapter protocol -- a run that
+pauses and then runs an effect, its pause answered by the protocol's ``race_resume`` (which
+the implementation carries out as separate resume servers would) -- judged from what the
+protocol shows: exactly one winner and the pause ``consumed``, every loser told the pause was
+decided (a replay only for the winner's response), the effect after the pause run once.
+Expiry and cancel races need a racing sweeper or canceller, which the protocol has not.
 """
 
 from __future__ import annotations
@@ -47,7 +55,27 @@ from pausepoint.engine.harness import DEFAULT_INTERACTIONS
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import StoreBundle
+from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.faults.testbed import StoreSpec, load_ring
+from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.wire import (
+    PROTOCOL_VERSION,
+    EffectCountArgs,
+    EffectStep,
+    EndStep,
+    HelloArgs,
+    InterruptStep,
+    Ok,
+    PauseStateArgs,
+    RaceResumeArgs,
+    Refused,
+    ResetArgs,
+    ResumeArgs,
+    Skipped,
+    StartArgs,
+    Step,
+)
+from pausepoint_conformance.suite.framework import describe
 
 KINDS: Final[tuple[str, ...]] = ("same", "differ", "expiry", "cancel")
 TTL_MS: Final = 1_000
@@ -352,9 +380,101 @@ def run_races(spec: StoreSpec, key_path: str, *, processes: int = 4, rounds: int
     return report
 
 
+# -- any implementation, through the adapter protocol -------------------------------------------
+
+ADAPTER_KINDS: Final[tuple[str, ...]] = ("same", "differ")
+"""The races the protocol can run: resumes only (``race_resume``)."""
+
+RACE_SCRIPT: Final[tuple[Step, ...]] = (
+    InterruptStep(name="approve", payload={"q": "race"}), EffectStep(key="after"), EndStep())
+
+
+class AdapterRaceError(RuntimeError):
+    """The adapter could not set a race up (or skips ``race_resume``): nothing was raced."""
+
+
+def _ok(result: Any, what: str) -> Any:
+    if not isinstance(result, Ok):
+        raise AdapterRaceError(f"{what}: {describe(result)}")
+    return result.data
+
+
+def race_adapter(adapter: Adapter, *, racers: int = 4, rounds: int = 10,
+                 kinds: Sequence[str] = ADAPTER_KINDS, name: str = "adapter") -> RaceReport:
+    """``rounds`` races of every kind in ``kinds`` (``same``, ``differ``), ``racers`` resumes
+    each, through ``adapter``'s ``race_resume``."""
+    if racers < 2:
+        raise ValueError("a race needs at least two racers")
+    report = RaceReport(name, racers)
+    _ok(adapter.hello(HelloArgs(protocol=PROTOCOL_VERSION, suite=f"race {suite_version}")),
+        "hello")
+    _ok(adapter.reset(ResetArgs(ttl_ms=TTL_MS * 3600)), "reset")
+    race = 0
+    for _ in range(rounds):
+        for kind in kinds:
+            run_id = f"race-{race}"
+            run = _ok(adapter.start(StartArgs(run_id=run_id, session_id=SESSION, scope=SCOPE,
+                                              script=list(RACE_SCRIPT))), f"start {run_id}")
+            if len(run.pauses) != 1 or not run.pauses[0].resumable:
+                raise AdapterRaceError(f"start {run_id}: not one resumable pause: {run}")
+            pause = run.pauses[0]
+            responses = [NO if kind == "differ" and i % 2 else YES for i in range(racers)]
+            requests = [ResumeArgs(token=pause.token, response=r, run_id=run_id,
+                                   session_id=SESSION, scope=SCOPE) for r in responses]
+            data = _ok(adapter.race_resume(RaceResumeArgs(requests=requests)), "race_resume")
+            phase = _ok(adapter.pause_state(PauseStateArgs(interrupt_id=pause.interrupt_id)),
+                        "pause_state").phase
+            count = _ok(adapter.effect_count(EffectCountArgs(run_id=run_id, key="after")),
+                        "effect_count").count
+            _judge_protocol(kind, race, responses, list(data.results), phase, count, report)
+            race += 1
+    return report
+
+
+def _outcome(result: Any) -> str:
+    if isinstance(result, Ok):
+        return "replay" if result.data.replayed else "won"
+    if isinstance(result, Refused):
+        return f"refused:{result.code}"
+    return "skipped" if isinstance(result, Skipped) else "error"
+
+
+def _judge_protocol(kind: str, race: int, responses: Sequence[Any], results: Sequence[Any],
+                    phase: str, count: int, report: RaceReport) -> None:
+    stats = report.stats.setdefault(kind, KindStats())
+    stats.races += 1
+    stats.decided[phase] += 1
+    outcomes = [_outcome(r) for r in results]
+    stats.outcomes.update(outcomes)
+    winners = [i for i, o in enumerate(outcomes) if o == "won"]
+    stats.winners += len(winners)
+    bad: list[str] = []
+    if len(results) != len(responses):
+        bad.append(f"{len(results)} results for {len(responses)} racing resumes")
+    if len(winners) != 1:
+        bad.append(f"{len(winners)} winners of a consumed pause" if phase == "consumed"
+                   else f"{len(winners)} winners, but the pause ends {phase}")
+    if phase != "consumed":
+        bad.append(f"a resume-only race ended {phase}")
+    won = responses[winners[0]] if len(winners) == 1 else None
+    for i, (outcome, result) in enumerate(zip(outcomes, results, strict=False)):
+        if i in winners:
+            continue
+        decided = ("refused:pause_consumed", "refused:response_conflict")
+        if outcome == "replay" and responses[i] != won:
+            bad.append(f"racer {i} sent another response and was told it won (a replay)")
+        elif outcome != "replay" and outcome not in decided:
+            bad.append(f"racer {i} got {outcome}, not a replay or a refusal naming the "
+                       f"decision: {str(describe(result))[:300]}")
+    if count != 1:
+        bad.append(f"the effect after the pause ran {count} times, not once")
+    report.violations.extend(f"{kind} race {race}: {b}" for b in bad)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pausepoint_conformance.faults.race --store sqlite|postgres [--processes N]
-    [--rounds R] [--broken version-blind]``: run the races, print the counts."""
+    [--rounds R] [--broken version-blind]``: run the races, print the counts; ``--adapter
+    SPEC`` races any implementation through the adapter protocol instead."""
     import argparse
     import os
     import sys
@@ -367,7 +487,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--broken", choices=("version-blind",))
+    parser.add_argument("--adapter", metavar="SPEC",
+                        help="race this implementation through the adapter protocol, spelled "
+                             "as for `pausepoint conform --adapter` (reference, "
+                             'cmd:"<command line>", MODULE:CALLABLE); --processes racers')
     args = parser.parse_args(argv)
+    if args.adapter is not None:
+        return _main_adapter(args.adapter, args.processes, args.rounds)
     with tempfile.TemporaryDirectory(prefix="pp-race-") as tmp:
         key = os.path.join(tmp, "key.ed25519")
         save_key(key)
@@ -390,6 +516,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         for v in report.violations[:20]:
             print(f"  - {v}")
         print(f"{time.monotonic() - t0:.1f} s")
+    return 1 if report.violations else 0
+
+
+def _main_adapter(spec: str, racers: int, rounds: int) -> int:
+    import sys
+
+    from pausepoint_conformance.adapters.loader import AdapterSpecError, make_adapter
+
+    t0 = time.monotonic()
+    try:
+        adapter, name = make_adapter(spec, timeout=120.0)
+    except AdapterSpecError as exc:
+        print(f"--adapter: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = race_adapter(adapter, racers=racers, rounds=rounds, name=name)
+    except AdapterRaceError as exc:
+        print(f"no race: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        adapter.close()
+    for line in report.lines():
+        print(line)
+    for v in report.violations[:20]:
+        print(f"  - {v}")
+    print(f"{time.monotonic() - t0:.1f} s")
     return 1 if report.violations else 0
 
 
