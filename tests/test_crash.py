@@ -11,21 +11,26 @@ On SQLite and on PostgreSQL.  Two deliberately broken variants show the checks b
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
+from pausepoint_conformance.adapters.loader import make_adapter
 from pausepoint_conformance.faults.crash import (
+    AdapterCrashReport,
     Case,
     CrashReport,
+    crash_adapter,
     dry_run,
     enumerate_crashes,
     postgres_factory,
     prepare,
     sqlite_factory,
 )
+from pausepoint_conformance.faults.crash import main as crash_main
 from pausepoint_conformance.faults.testbed import drop
 from pg import pg_dsn
 
@@ -144,3 +149,46 @@ def test_no_password_on_a_worker_command_line(tmp_path: Path,
     secret = f":{password}@"  # the password as a DSN carries it (the bare word may be common)
     for argv in seen:
         assert not any(dsn in arg or secret in arg for arg in argv), argv
+
+
+# -- any implementation, through the adapter protocol ------------------------------------------
+
+BROKEN = Path(__file__).parent / "broken"
+
+
+def _crash_over_stdio(command: str) -> AdapterCrashReport:
+    adapter, name = make_adapter(f'cmd:"{command}"', timeout=120)
+    try:
+        return crash_adapter(adapter, name)
+    finally:
+        adapter.close()
+
+
+def test_the_reference_over_stdio_is_crashed_through_the_protocol() -> None:
+    """The crash tool drives any implementation the way ``pausepoint conform --adapter`` does:
+    here the reference as a subprocess speaking the stdio protocol, crashed inside each effect
+    (before and after it applies) and after each operation."""
+    report = _crash_over_stdio(
+        f"{sys.executable} -m pausepoint_conformance.adapters.stdio_reference")
+    print("\n".join(report.lines()))
+    assert [c.name for c, _ in report.results] == [
+        "restart after start", "restart after resume", "crash_before_apply in a",
+        "crash_after_apply in a", "crash_before_apply in b", "crash_after_apply in b"]
+    assert report.violations == [], "\n".join(report.violations)
+
+
+def test_an_implementation_retrying_effects_in_doubt_is_caught_over_stdio() -> None:
+    """tests/broken/unknown_retried.py forgets effects journalled started: after the crash it
+    runs them again, and surfaces no recovery pause."""
+    report = _crash_over_stdio(f"{sys.executable} {BROKEN / 'unknown_retried.py'}")
+    print("\n".join(report.lines()))
+    assert any("effect a applied 2 times" in v for v in report.violations)
+    assert any("no recovery pause for effect b" in v for v in report.violations)
+
+
+def test_the_crash_command_takes_an_adapter(capsys: pytest.CaptureFixture[str]) -> None:
+    command = f"{sys.executable} {BROKEN / 'not_durable.py'}"
+    code = crash_main(["run", "--adapter", f'cmd:"{command}"'])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "restart after start" in out and "the run did not end done" in out

@@ -38,6 +38,17 @@ on with ``None``); ``reminting`` publishes, after a restart, a freshly minted to
 instead of the one already issued.
 
 Run it standalone: ``python -m pausepoint_conformance.faults.crash run --store sqlite``.
+
+**Any implementation** (:func:`crash_adapter`, ``run --adapter SPEC``, spelled as for
+``pausepoint conform``): where the protocol suffices, the same scenario through the adapter
+protocol -- the process dies inside each effect, before and after it applies (the script's
+``fault``), and between the operations (``crash_restart`` after the start and after the
+answer); the tool restarts it, reconciles an effect in doubt by looking at the world
+(``effect_count``), answers every pause published, and checks from what the protocol shows: the
+run ends done, each effect applied once, an effect in doubt surfaced as a recovery pause and not
+retried before it was reconciled, the same token for the same pause across restarts.  The
+crashes between operations need the implementation to claim ``durability``, those inside
+effects ``unknown-outcome``.
 """
 
 from __future__ import annotations
@@ -71,6 +82,7 @@ from pausepoint.core.ports import (
     RunStore,
 )
 from pausepoint.core.registry import RECONCILE
+from pausepoint.core.script import Ask, Effect, End, Fault, Step
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.harness import (
     DEFAULT_INTERACTIONS,
@@ -95,16 +107,12 @@ RUN_ID: Final = "crash-run"
 SESSION: Final = "session"
 SCOPE: Final = "default"
 RESPONSE: Final[dict[str, Any]] = {"approved": True}
-SCRIPT: Final[tuple[dict[str, Any], ...]] = (
-    {"op": "effect", "key": "a"},
-    {"op": "interrupt", "name": "approve", "payload": {"amount": 12}},
-    {"op": "effect", "key": "b"},
-    {"op": "end"},
-)
+SCRIPT: Final[tuple[Step, ...]] = (
+    Effect("a"), Ask(("approve",), payload={"amount": 12}), Effect("b"), End())
 EFFECT_KEYS: Final[tuple[str, ...]] = tuple(
-    f"{pc}:{s['key']}" for pc, s in enumerate(SCRIPT) if s["op"] == "effect")
+    f"{pc}:{s.key}" for pc, s in enumerate(SCRIPT) if isinstance(s, Effect))
 ASK_IDS: Final[tuple[str, ...]] = tuple(
-    f"{RUN_ID}/{pc}/0" for pc, s in enumerate(SCRIPT) if s["op"] == "interrupt")
+    f"{RUN_ID}/{pc}/0" for pc, s in enumerate(SCRIPT) if isinstance(s, Ask))
 TTL_MS: Final = 3_600_000
 MAX_ROUNDS: Final = 12
 
@@ -629,6 +637,211 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
     return CrashReport(dry_files.store.kind, writes, tuple(results), broken)
 
 
+# -- any implementation, through the adapter protocol -------------------------------------------
+
+
+class AdapterCrashError(RuntimeError):
+    """The implementation cannot be crashed through the protocol (it does not claim durability,
+    or an operation the scenario needs failed): nothing was checked."""
+
+
+@attrs.frozen
+class AdapterCase:
+    """Where the process dies: inside effect ``key`` (``fault``), or by ``crash_restart``
+    right after the operation ``after`` (``start`` or ``resume``)."""
+
+    key: str = ""
+    fault: Fault | None = None
+    after: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.fault.value} in {self.key}" if self.fault else f"restart after {self.after}"
+
+
+@attrs.frozen
+class AdapterCrashReport:
+    implementation: str
+    results: tuple[tuple[AdapterCase, tuple[str, ...]], ...]
+
+    @property
+    def violations(self) -> list[str]:
+        return [f"{case.name}: {v}" for case, vs in self.results for v in vs]
+
+    def lines(self) -> list[str]:
+        out = [(f"{self.implementation}: {len(self.results)} crash cases, "
+                f"{len(self.violations)} violations")]
+        for case, vs in self.results:
+            out.append(f"  {'BAD' if vs else 'ok '} {case.name}")
+            out.extend(f"      - {v}" for v in vs)
+        return out
+
+
+def adapter_cases(durability: bool, unknown_outcome: bool) -> list[AdapterCase]:
+    """With ``durability``, a crash after each operation; with ``unknown_outcome``, one before
+    and one after each effect applies."""
+    cases = [AdapterCase(after="start"), AdapterCase(after="resume")] if durability else []
+    if unknown_outcome:
+        cases += [AdapterCase(key=s.key, fault=f) for s in SCRIPT if isinstance(s, Effect)
+                  for f in Fault]
+    return cases
+
+
+class _ProtocolRun:
+    """One case: the scenario's run, driven through the adapter to its end."""
+
+    def __init__(self, adapter: Any, case: AdapterCase, run_id: str) -> None:
+        self.a, self.case, self.run_id = adapter, case, run_id
+        self.tokens: dict[str, set[str]] = {}
+        self.problems: list[str] = []
+        self.recovered: list[str] = []
+
+    def data(self, result: Any, what: str) -> Any:
+        from pausepoint_conformance.protocol.wire import Ok
+
+        if not isinstance(result, Ok):
+            raise AdapterCrashError(f"{what}: {result!r}"[:500])
+        return result.data
+
+    def seen(self, pauses: Sequence[Any]) -> list[Any]:
+        mine = [p for p in pauses if p.run_id == self.run_id]
+        for p in mine:
+            self.tokens.setdefault(p.interrupt_id, set()).add(p.token)
+        return mine
+
+    def count(self, key: str) -> int:
+        from pausepoint_conformance.protocol.wire import EffectCountArgs
+
+        return int(self.data(self.a.effect_count(EffectCountArgs(run_id=self.run_id, key=key)),
+                             "effect_count").count)
+
+    def restart(self, status: str) -> tuple[list[Any], str]:
+        """Crash and restart: the run's pauses published again, and its status (``status``
+        unless the restart recovered the run)."""
+        from pausepoint_conformance.protocol.wire import CrashRestartArgs
+
+        data = self.data(self.a.crash_restart(CrashRestartArgs()), "crash_restart")
+        for run in data.runs:
+            if run.run_id == self.run_id:
+                status = run.status.value
+        return self.seen(data.pauses), status
+
+    def drive(self) -> None:
+        from pausepoint_conformance.protocol.wire import (
+            PauseKind,
+            PauseStateArgs,
+            ReconcileArgs,
+            Resolution,
+            ResumeArgs,
+            StartArgs,
+            from_script,
+        )
+
+        script = [from_script(Effect(s.key, self.case.fault) if isinstance(s, Effect)
+                              and s.key == self.case.key else s) for s in SCRIPT]
+        rep = self.data(self.a.start(StartArgs(run_id=self.run_id, session_id=SESSION,
+                                               scope=SCOPE, script=script)), "start")
+        pauses, status = self.seen(rep.pauses), rep.status.value
+        if self.case.after == "start":
+            pauses, status = self.restart(status)
+        restart_after_answer = self.case.after == "resume"
+        for _ in range(MAX_ROUNDS):
+            if status == "done":
+                return
+            if not pauses:  # it died (or stalled): restart it
+                pauses, status = self.restart(status)
+                if not pauses:
+                    break  # nothing left to answer: the run ended (done or not: see below)
+            p = pauses[0]
+            response: dict[str, Any] = RESPONSE
+            if p.kind == PauseKind.RECOVERY:
+                self.recovered.append(p.interrupt_id)
+                phase = self.data(self.a.pause_state(PauseStateArgs(
+                    interrupt_id=p.interrupt_id)), "pause_state").phase
+                if phase == "unknown_outcome":
+                    applied = self.count(self.case.key) > 0  # the operator looks at the world
+                    want = 1 if self.case.fault == Fault.CRASH_AFTER_APPLY else 0
+                    if self.count(self.case.key) != want:
+                        self.problems.append(f"effect {self.case.key} in doubt was retried "
+                                             "before it was reconciled")
+                    self.data(self.a.reconcile(ReconcileArgs(
+                        interrupt_id=p.interrupt_id, resolution=Resolution.APPLIED if applied
+                        else Resolution.NOT_APPLIED)), "reconcile")
+                response = {}
+            out = self.data(self.a.resume(ResumeArgs(
+                token=p.token, response=response, run_id=self.run_id, session_id=SESSION,
+                scope=SCOPE)), "resume")
+            pauses, status = self.seen(out.run.pauses), out.run.status.value
+            if restart_after_answer:  # the first answer only
+                restart_after_answer = False
+                pauses, status = self.restart(status)
+        if status != "done":
+            self.problems.append(f"the run did not end done: {status}")
+
+    def check(self) -> tuple[str, ...]:
+        try:
+            self.drive()
+        except AdapterCrashError as exc:
+            self.problems.append(f"the protocol failed: {exc}")
+        for s in SCRIPT:
+            if isinstance(s, Effect) and (n := self.count(s.key)) != 1:
+                self.problems.append(f"effect {s.key} applied {n} times, not once")
+        for iid, tokens in self.tokens.items():
+            if len(tokens) > 1:
+                self.problems.append(f"{len(tokens)} different tokens were published for "
+                                     f"pause {iid}")
+        if self.case.fault is not None and not self.recovered:
+            self.problems.append(f"no recovery pause for effect {self.case.key}, whose outcome "
+                                 "the crash left unknown")
+        if self.case.fault is None and self.recovered:
+            self.problems.append("a recovery pause, but no effect was in doubt")
+        return tuple(self.problems)
+
+
+def crash_adapter(adapter: Any, name: str = "adapter") -> AdapterCrashReport:
+    """Every crash case the protocol can name (:func:`adapter_cases`), each on a run of its
+    own, through ``adapter``."""
+    from pausepoint.core.clauses import Group
+    from pausepoint_conformance import __version__ as suite_version
+    from pausepoint_conformance.protocol.wire import PROTOCOL_VERSION, HelloArgs, Ok, ResetArgs
+
+    hello = adapter.hello(HelloArgs(protocol=PROTOCOL_VERSION, suite=f"crash {suite_version}"))
+    if not isinstance(hello, Ok):
+        raise AdapterCrashError(f"hello: {hello!r}")
+    cases = adapter_cases(Group.DURABILITY in hello.data.groups,
+                          Group.UNKNOWN_OUTCOME in hello.data.groups)
+    if not cases:
+        raise AdapterCrashError(f"{name} claims neither durability nor unknown-outcome: it is "
+                                "not meant to survive a crash")
+    if not isinstance(adapter.reset(ResetArgs(ttl_ms=TTL_MS)), Ok):
+        raise AdapterCrashError("reset failed")
+    return AdapterCrashReport(name, tuple(
+        (case, _ProtocolRun(adapter, case, f"crash-{i}").check())
+        for i, case in enumerate(cases)))
+
+
+def _main_adapter(spec: str) -> int:
+    from pausepoint_conformance.adapters.loader import AdapterSpecError, make_adapter
+
+    t0 = time.monotonic()
+    try:
+        adapter, name = make_adapter(spec, timeout=120.0)
+    except AdapterSpecError as exc:
+        print(f"--adapter: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = crash_adapter(adapter, name)
+    except AdapterCrashError as exc:
+        print(f"no crash: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        adapter.close()
+    for line in report.lines():
+        print(line)
+    print(f"{time.monotonic() - t0:.1f} s")
+    return 1 if report.violations else 0
+
+
 # -- command line ----------------------------------------------------------------------------
 
 
@@ -652,7 +865,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     r.add_argument("--broken", choices=BROKEN_VARIANTS)
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    r.add_argument("--adapter", metavar="SPEC",
+                   help="crash this implementation through the adapter protocol instead, "
+                        "spelled as for `pausepoint conform --adapter` (reference, "
+                        'cmd:"<command line>", MODULE:CALLABLE)')
     args = parser.parse_args(argv)
+    if args.cmd == "run" and args.adapter is not None:
+        return _main_adapter(args.adapter)
     if args.cmd == "worker":
         return worker_main(json.loads(sys.stdin.read()))
     factory: StoreFactory = sqlite_factory
