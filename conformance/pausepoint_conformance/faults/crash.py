@@ -69,6 +69,7 @@ from typing import Any, Final, cast
 
 import attrs
 
+from pausepoint.core.clauses import Group
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import PauseState, Phase
 from pausepoint.core.ports import (
@@ -92,13 +93,32 @@ from pausepoint.engine.harness import (
     World,
 )
 from pausepoint.stores import StoreBundle
+from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.faults.testbed import (
+    NothingChecked,
     StoreSpec,
     drop,
     fresh_postgres,
     fresh_sqlite,
     load_ring,
+    main_on_adapter,
     save_key,
+)
+from pausepoint_conformance.protocol.port import Adapter
+from pausepoint_conformance.protocol.wire import (
+    PROTOCOL_VERSION,
+    CrashRestartArgs,
+    EffectCountArgs,
+    HelloArgs,
+    Ok,
+    PauseKind,
+    PauseStateArgs,
+    ReconcileArgs,
+    ResetArgs,
+    Resolution,
+    ResumeArgs,
+    StartArgs,
+    from_script,
 )
 
 # -- the scenario ----------------------------------------------------------------------------
@@ -640,7 +660,7 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
 # -- any implementation, through the adapter protocol -------------------------------------------
 
 
-class AdapterCrashError(RuntimeError):
+class AdapterCrashError(NothingChecked):
     """The implementation cannot be crashed through the protocol (it does not claim durability,
     or an operation the scenario needs failed): nothing was checked."""
 
@@ -690,15 +710,13 @@ def adapter_cases(durability: bool, unknown_outcome: bool) -> list[AdapterCase]:
 class _ProtocolRun:
     """One case: the scenario's run, driven through the adapter to its end."""
 
-    def __init__(self, adapter: Any, case: AdapterCase, run_id: str) -> None:
+    def __init__(self, adapter: Adapter, case: AdapterCase, run_id: str) -> None:
         self.a, self.case, self.run_id = adapter, case, run_id
         self.tokens: dict[str, set[str]] = {}
         self.problems: list[str] = []
         self.recovered: list[str] = []
 
     def data(self, result: Any, what: str) -> Any:
-        from pausepoint_conformance.protocol.wire import Ok
-
         if not isinstance(result, Ok):
             raise AdapterCrashError(f"{what}: {result!r}"[:500])
         return result.data
@@ -710,16 +728,12 @@ class _ProtocolRun:
         return mine
 
     def count(self, key: str) -> int:
-        from pausepoint_conformance.protocol.wire import EffectCountArgs
-
         return int(self.data(self.a.effect_count(EffectCountArgs(run_id=self.run_id, key=key)),
                              "effect_count").count)
 
     def restart(self, status: str) -> tuple[list[Any], str]:
         """Crash and restart: the run's pauses published again, and its status (``status``
         unless the restart recovered the run)."""
-        from pausepoint_conformance.protocol.wire import CrashRestartArgs
-
         data = self.data(self.a.crash_restart(CrashRestartArgs()), "crash_restart")
         for run in data.runs:
             if run.run_id == self.run_id:
@@ -727,16 +741,6 @@ class _ProtocolRun:
         return self.seen(data.pauses), status
 
     def drive(self) -> None:
-        from pausepoint_conformance.protocol.wire import (
-            PauseKind,
-            PauseStateArgs,
-            ReconcileArgs,
-            Resolution,
-            ResumeArgs,
-            StartArgs,
-            from_script,
-        )
-
         script = [from_script(Effect(s.key, self.case.fault) if isinstance(s, Effect)
                               and s.key == self.case.key else s) for s in SCRIPT]
         rep = self.data(self.a.start(StartArgs(run_id=self.run_id, session_id=SESSION,
@@ -798,13 +802,9 @@ class _ProtocolRun:
         return tuple(self.problems)
 
 
-def crash_adapter(adapter: Any, name: str = "adapter") -> AdapterCrashReport:
+def crash_adapter(adapter: Adapter, name: str = "adapter") -> AdapterCrashReport:
     """Every crash case the protocol can name (:func:`adapter_cases`), each on a run of its
     own, through ``adapter``."""
-    from pausepoint.core.clauses import Group
-    from pausepoint_conformance import __version__ as suite_version
-    from pausepoint_conformance.protocol.wire import PROTOCOL_VERSION, HelloArgs, Ok, ResetArgs
-
     hello = adapter.hello(HelloArgs(protocol=PROTOCOL_VERSION, suite=f"crash {suite_version}"))
     if not isinstance(hello, Ok):
         raise AdapterCrashError(f"hello: {hello!r}")
@@ -818,28 +818,6 @@ def crash_adapter(adapter: Any, name: str = "adapter") -> AdapterCrashReport:
     return AdapterCrashReport(name, tuple(
         (case, _ProtocolRun(adapter, case, f"crash-{i}").check())
         for i, case in enumerate(cases)))
-
-
-def _main_adapter(spec: str) -> int:
-    from pausepoint_conformance.adapters.loader import AdapterSpecError, make_adapter
-
-    t0 = time.monotonic()
-    try:
-        adapter, name = make_adapter(spec, timeout=120.0)
-    except AdapterSpecError as exc:
-        print(f"--adapter: {exc}", file=sys.stderr)
-        return 2
-    try:
-        report = crash_adapter(adapter, name)
-    except AdapterCrashError as exc:
-        print(f"no crash: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        adapter.close()
-    for line in report.lines():
-        print(line)
-    print(f"{time.monotonic() - t0:.1f} s")
-    return 1 if report.violations else 0
 
 
 # -- command line ----------------------------------------------------------------------------
@@ -871,7 +849,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         'cmd:"<command line>", MODULE:CALLABLE)')
     args = parser.parse_args(argv)
     if args.cmd == "run" and args.adapter is not None:
-        return _main_adapter(args.adapter)
+        return main_on_adapter(args.adapter, crash_adapter)
     if args.cmd == "worker":
         return worker_main(json.loads(sys.stdin.read()))
     factory: StoreFactory = sqlite_factory

@@ -56,7 +56,13 @@ from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import StoreBundle
 from pausepoint_conformance import __version__ as suite_version
-from pausepoint_conformance.faults.testbed import StoreSpec, load_ring
+from pausepoint_conformance.faults.testbed import (
+    NothingChecked,
+    StoreSpec,
+    finish,
+    load_ring,
+    main_on_adapter,
+)
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.wire import (
     PROTOCOL_VERSION,
@@ -220,7 +226,7 @@ class RaceReport:
         for kind, s in self.stats.items():
             out.append(f"  {kind:<7} races {s.races:4d}  winners {s.winners:4d}  decided "
                        f"{dict(s.decided)}  answers {dict(s.outcomes)}")
-        return out
+        return out + [f"  - {v}" for v in self.violations[:20]]
 
 
 class RacePool:
@@ -389,7 +395,7 @@ RACE_SCRIPT: Final[tuple[Step, ...]] = (
     InterruptStep(name="approve", payload={"q": "race"}), EffectStep(key="after"), EndStep())
 
 
-class AdapterRaceError(RuntimeError):
+class AdapterRaceError(NothingChecked):
     """The adapter could not set a race up (or skips ``race_resume``): nothing was raced."""
 
 
@@ -493,7 +499,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              'cmd:"<command line>", MODULE:CALLABLE); --processes racers')
     args = parser.parse_args(argv)
     if args.adapter is not None:
-        return _main_adapter(args.adapter, args.processes, args.rounds)
+        return main_on_adapter(args.adapter, lambda adapter, name: race_adapter(
+            adapter, racers=args.processes, rounds=args.rounds, name=name))
     with tempfile.TemporaryDirectory(prefix="pp-race-") as tmp:
         key = os.path.join(tmp, "key.ed25519")
         save_key(key)
@@ -511,38 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                broken=args.broken)
         finally:
             drop(spec)
-        for line in report.lines():
-            print(line)
-        for v in report.violations[:20]:
-            print(f"  - {v}")
-        print(f"{time.monotonic() - t0:.1f} s")
-    return 1 if report.violations else 0
-
-
-def _main_adapter(spec: str, racers: int, rounds: int) -> int:
-    import sys
-
-    from pausepoint_conformance.adapters.loader import AdapterSpecError, make_adapter
-
-    t0 = time.monotonic()
-    try:
-        adapter, name = make_adapter(spec, timeout=120.0)
-    except AdapterSpecError as exc:
-        print(f"--adapter: {exc}", file=sys.stderr)
-        return 2
-    try:
-        report = race_adapter(adapter, racers=racers, rounds=rounds, name=name)
-    except AdapterRaceError as exc:
-        print(f"no race: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        adapter.close()
-    for line in report.lines():
-        print(line)
-    for v in report.violations[:20]:
-        print(f"  - {v}")
-    print(f"{time.monotonic() - t0:.1f} s")
-    return 1 if report.violations else 0
+        return finish(report, t0)
 
 
 if __name__ == "__main__":

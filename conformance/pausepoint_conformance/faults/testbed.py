@@ -6,6 +6,8 @@
 * Keys are saved to a file as the 32-byte raw Ed25519 seed so that every process of a case signs
   and verifies with the same key (:func:`save_key`, :func:`load_ring`).
 * :func:`state_digest` hashes everything a store holds, to prove an operation changed nothing.
+* :func:`main_on_adapter` runs a tool on any implementation named as ``pausepoint conform
+  --adapter`` names it, and :func:`finish` prints a tool's report and its exit status.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
+import time
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -24,7 +29,53 @@ from pausepoint.core.tokens import Ed25519Key, KeyRing
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 from pausepoint.stores.sql import TABLES, SqlStore
 
+if TYPE_CHECKING:
+    from pausepoint_conformance.protocol.port import Adapter
+
 DSN_ENV = "PAUSEPOINT_PG_DSN"
+
+
+class ToolReport(Protocol):
+    """What a fault tool found: its lines to print, and the violations among them."""
+
+    @property
+    def violations(self) -> Sequence[str]: ...
+
+    def lines(self) -> list[str]: ...
+
+
+class NothingChecked(RuntimeError):
+    """A tool could not drive the implementation at all (it does not claim what the tool
+    needs, or an operation the scenario needs failed): it checked nothing."""
+
+
+def finish(report: ToolReport, t0: float) -> int:
+    """Print the report and the time since ``t0``; the exit status: 1 on any violation."""
+    for line in report.lines():
+        print(line)
+    print(f"{time.monotonic() - t0:.1f} s")
+    return 1 if report.violations else 0
+
+
+def main_on_adapter(spec: str, tool: Callable[[Adapter, str], ToolReport]) -> int:
+    """Run ``tool`` on the adapter ``spec`` names (as ``pausepoint conform --adapter``), then
+    :func:`finish`; 2 when the spelling is wrong or the tool checked nothing."""
+    from pausepoint_conformance.adapters.loader import AdapterSpecError, make_adapter
+
+    t0 = time.monotonic()
+    try:
+        adapter, name = make_adapter(spec, timeout=120.0)
+    except AdapterSpecError as exc:
+        print(f"--adapter: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = tool(adapter, name)
+    except NothingChecked as exc:
+        print(f"nothing checked: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        adapter.close()
+    return finish(report, t0)
 
 
 @attrs.frozen
