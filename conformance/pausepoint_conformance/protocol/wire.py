@@ -213,10 +213,9 @@ class CrashRestartArgs(_In):
 
 
 class Resolution(enum.StrEnum):
-    """How an unknown outcome is settled over the protocol: the reference's
-    :class:`~pausepoint.core.lifecycle.Resolution` but ``compensated`` (a test holds them
-    equal)."""
-
+    # How an unknown outcome is settled over the protocol: the reference's
+    # pausepoint.core.lifecycle.Resolution but ``compensated`` (tests/test_representations.py
+    # holds them equal).  A comment, not a docstring: the docstring would enter the schemas.
     APPLIED = "applied"
     NOT_APPLIED = "not_applied"
 
