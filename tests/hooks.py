@@ -133,7 +133,7 @@ def in_thread(fn: Callable[[], Any], name: str) -> tuple[threading.Thread, list[
     def body() -> None:
         try:
             out.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - handed to the test to inspect
+        except BaseException as exc:  # handed to the test to inspect
             out.append(exc)
     t = threading.Thread(target=body, name=name, daemon=True)
     t.start()

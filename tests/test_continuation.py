@@ -20,7 +20,7 @@ def test_replace_is_a_conditional_update(store: StoreBundle) -> None:
     """resume.consume.single-winner: a stale run record loses, the stored run is unchanged."""
     run = RunRecord(run_id="r", root_run_id="r", parent_run_id="", session_id="s",
                     thread_id="t", scope="c", status=RunStatus.PAUSED, state='{"pc":1}')
-    store.runs.put(run)
+    store.runs.create(run)
     running = attrs.evolve(run, status=RunStatus.RUNNING, state='{"pc":2}')
     assert store.runs.replace(run, running)
     assert not store.runs.replace(run, attrs.evolve(run, state='{"pc":9}'))  # stale
@@ -45,7 +45,8 @@ def test_sibling_answers_racing_continue_the_run_once(tmp_path: Path, attempt: i
         both_kept.wait()
 
     hooks = HarnessHooks(answer_kept=held, driving=drives.append)
-    servers = [Harness.open(db, keyring=ring, world=world, hooks=hooks) for _ in range(2)]
+    servers = [Harness.open(db, keyring=ring, world=world, hooks=hooks,
+                            owner=f"s{i}") for i in range(2)]
     first = servers[0].start([{"op": "interrupt", "names": ["ask", "confirm"]},
                               {"op": "effect", "key": "after"}, {"op": "end"}], run_id="r")
     assert drives == ["r"]  # the start

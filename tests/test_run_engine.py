@@ -31,7 +31,6 @@ LEASE_MS = 30_000
 """More than any test moves the clock, except where a lease is meant to run out."""
 
 Server = Callable[..., Harness]
-pytestmark = pytest.mark.xfail(strict=True, reason="issue 8: the run level is fixed next")
 
 
 class Killed(BaseException):
@@ -65,14 +64,9 @@ def server(spec: StoreSpec, world: HeldWorld, clock: ManualClock) -> Iterator[Se
         def open_bundle() -> Any:
             inner = spec.open()
             return inner if hooks is None else HookedBundle(inner, hooks)
-        try:
-            h = Harness(open_bundle=open_bundle, signer=ring, clock=clock, world=world,
-                        ttl_ms=600_000, interactions=DEFAULT_INTERACTIONS,
-                        durable_restart=True, owner=name, lease_ms=LEASE_MS)
-        except TypeError:  # TEMP: today's harness
-            h = Harness(open_bundle=open_bundle, signer=ring, clock=clock, world=world,
-                        ttl_ms=600_000, interactions=DEFAULT_INTERACTIONS,
-                        durable_restart=True)
+        h = Harness(open_bundle=open_bundle, signer=ring, clock=clock, world=world,
+                    ttl_ms=600_000, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
+                    owner=name, lease_ms=LEASE_MS)
         opened.append(h)
         return h
     yield make
@@ -356,4 +350,4 @@ def test_a_brief_store_failure_while_asking_leaves_the_run_to_restart(server: Se
     assert h.resume(rep.pauses[0].token, {"ok": 1}, **S).status == "done"
     assert h.effect_count("r1", "pay") == 1
     state = json.loads(h.service.runs.get("r1").state)  # type: ignore[union-attr]
-    assert state["pc"] == 4
+    assert state["pc"] == 3  # ended at its "end" step

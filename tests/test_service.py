@@ -226,7 +226,7 @@ PAUSE_LADDER = [
 def check_pause_refusal(env: Env, kwargs: dict[str, Any], code: ErrorCode, cited: str) -> None:
     """A refused pause mints nothing, leaves no ledger or payload row, and the run stays
     running: the whole store is unchanged."""
-    env.svc.runs.put(run_record(BINDING, RunStatus.RUNNING))
+    env.svc.runs.create(run_record(BINDING, RunStatus.RUNNING))
     before, minted = env.snapshot(), len(env.signer.minted)
     err = refused(env.svc.pause, binding=BINDING, interrupt_id="int-x", tool_call_id="",
                   **kwargs)
@@ -730,7 +730,7 @@ def test_cancel_run_propagates_to_child_runs(env: Env) -> None:
     grandchild = binding("run-g", root_run_id="run-p", parent_run_id="run-c")
     other = binding("run-o", root_run_id="run-o")
     for b in (parent, child, grandchild, other):
-        env.svc.runs.put(run_record(b, RunStatus.PAUSED))
+        env.svc.runs.create(run_record(b, RunStatus.PAUSED))
     p, c, g, o = (take(env, f"i-{b.run_id}", where=b) for b in (parent, child, grandchild, other))
     c2 = take(env, "i-run-c-2", where=child)
     env.svc.resume(c2.token, {}, ResumeRequest("sess-1", "tenant-a"))
@@ -935,7 +935,7 @@ def test_status_distinguishes_the_four_stopped_states(env: Env) -> None:
     (a pause in doubt, or an effect left open by a stopped run) -- four different answers."""
     def run(name: str, status: RunStatus) -> PauseBinding:
         b = binding(name, thread_id=f"thr-{name}")
-        env.svc.runs.put(run_record(b, status))
+        env.svc.runs.create(run_record(b, status))
         return b
 
     take(env, "s-1", where=run("r-safe", RunStatus.PAUSED))
@@ -947,7 +947,7 @@ def test_status_distinguishes_the_four_stopped_states(env: Env) -> None:
     take(env, "u-1", where=run("r-unknown", RunStatus.PAUSED))
     env.svc.mark_unknown("u-1")
     run("r-open", RunStatus.PAUSED)
-    env.svc.effects.start("r-open", "0:charge")
+    env.svc.effects.start("r-open", "0:charge", 0)
     run("r-running", RunStatus.RUNNING)
     run("r-done", RunStatus.DONE)
     views = {r: env.svc.status(r) for r in ("r-safe", "r-partial", "r-cancelling", "r-unknown",

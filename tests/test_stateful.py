@@ -134,7 +134,7 @@ class PauseMachine(RuleBasedStateMachine):
         self.svc = self._compose()
         self.reader = sqlite3.connect(self.path, isolation_level=None)
         for b in RUNS.values():
-            self.svc.runs.put(run_record(b, RunStatus.PAUSED))
+            self.svc.runs.create(run_record(b, RunStatus.PAUSED))
         self.n = 0
         self.mirror: dict[str, PauseState] = {}
         self.tokens: dict[str, str] = {}

@@ -527,14 +527,21 @@ def test_effect_journal_bracket_settle_open_entries(backend: Backend) -> None:
     outcome) until finished or settled (``effect.journal.bracket``,
     ``effect.unknown-outcome``, ``effect.reconcile``)."""
     e = backend.store.effects
+    for rid in ("r1", "r2"):
+        backend.store.runs.create(run_record(rid, epoch=2))
     assert e.status("r1", "charge") is None and e.open_entries("r1") == []
-    e.start("r1", "charge")
-    e.start("r1", "email")
-    e.start("r1", "ship")
-    e.start("r2", "charge")
+    assert not e.start("r1", "charge", 1), "started under a stale epoch (run.ownership.fencing)"
+    assert not e.start("r3", "charge", 0), "started for no run"
+    assert e.status("r1", "charge") is None
+    assert e.start("r1", "charge", 2)
+    assert not e.start("r1", "charge", 2), "started twice"
+    assert e.start("r1", "email", 2)
+    assert e.start("r1", "ship", 2)
+    assert e.start("r2", "charge", 2)
     assert e.status("r1", "charge") is EffectStatus.STARTED
     assert list(e.open_entries("r1")) == ["charge", "email", "ship"]
-    e.finish("r1", "charge")
+    assert not e.finish("r1", "charge", 3), "finished by another epoch than its starter's"
+    assert e.finish("r1", "charge", 2)
     assert e.status("r1", "charge") is EffectStatus.FINISHED
     assert list(e.open_entries("r1")) == ["email", "ship"]
     e.settle("r1", "email", EffectStatus.NOT_APPLIED)
@@ -544,8 +551,9 @@ def test_effect_journal_bracket_settle_open_entries(backend: Backend) -> None:
     assert list(e.open_entries("r1")) == []
     assert list(e.open_entries("r2")) == ["charge"]  # runs are independent
     assert e.status("r2", "charge") is EffectStatus.STARTED
-    # a retry after not_applied starts the effect again
-    e.start("r1", "email")
+    # a retry after not_applied starts the effect again; a compensated one never
+    assert e.start("r1", "email", 2)
+    assert not e.start("r1", "ship", 2)
     assert list(e.open_entries("r1")) == ["email"]
     assert backend.reopen().effects.open_entries("r1") == ["email"]
 
@@ -558,25 +566,31 @@ def run_record(run_id: str, parent: str = "", **kw: Any) -> RunRecord:
     return RunRecord(**base)
 
 
-def test_runs_put_get_children(backend: Backend) -> None:
-    """Runs round-trip every field, ``put`` replaces, and children are found by parent in
-    creation order (``cancel.propagates``, ``run.binding.live``)."""
+def test_runs_create_get_children(backend: Backend) -> None:
+    """Runs round-trip every field, ``create`` inserts only a new run, ``replace`` writes over
+    the record it expects, and children are found by parent in creation order
+    (``cancel.propagates``, ``run.binding.live``, ``run.ownership.fencing``)."""
     runs = backend.store.runs
     assert runs.get("root") is None
     root = run_record("root", state='{"step":1}', session_id="s-ü", thread_id="th-9",
                       scope="sc-9")
-    runs.put(root)
-    c2 = run_record("child-b", "root", status=RunStatus.PAUSED)
+    assert runs.create(root)
+    assert not runs.create(attrs.evolve(root, state="{}"))
+    c2 = run_record("child-b", "root", status=RunStatus.PAUSED, epoch=3, owner="o",
+                    lease_until=9)
     c1 = run_record("child-a", "root", status=RunStatus.CANCELLING)
-    runs.put(c2)
-    runs.put(c1)
-    runs.put(run_record("grandchild", "child-a"))
+    assert runs.create(c2)
+    assert runs.create(c1)
+    assert not runs.create(run_record("grandchild", "child-a")), "under a cancelling parent"
+    assert not runs.create(run_record("orphan", "nobody")), "under no parent"
+    assert runs.create(run_record("grandchild", "child-b"))
     assert runs.get("root") == root
     assert [r.run_id for r in runs.children("root")] == ["child-b", "child-a"]
-    assert [r.run_id for r in runs.children("child-a")] == ["grandchild"]
+    assert [r.run_id for r in runs.children("child-b")] == ["grandchild"]
     assert runs.children("grandchild") == []
     done = attrs.evolve(c2, status=RunStatus.DONE, state='{"out":2}')
-    runs.put(done)
+    assert not runs.replace(attrs.evolve(c2, epoch=2), done), "a stale epoch wrote"
+    assert runs.replace(c2, done)
     assert runs.get("child-b") == done
     assert list(runs.children("root")) == [done, c1]
     assert backend.reopen().runs.get("child-b") == done
@@ -601,12 +615,12 @@ def test_every_change_is_committed_before_it_returns(durable_backend: Backend) -
     assert other.checkpoints.read("c1") == "turn"
     s.payloads.record("int-1", "{}")
     assert other.payloads.get("int-1") == "{}"
-    s.effects.start("r1", "k")
-    assert other.effects.open_entries("r1") == ["k"]
-    s.effects.finish("r1", "k")
-    assert other.effects.status("r1", "k") is EffectStatus.FINISHED
-    s.runs.put(run_record("r1"))
+    s.runs.create(run_record("r1"))
     assert other.runs.get("r1") == run_record("r1")
+    assert s.effects.start("r1", "k", 0)
+    assert other.effects.open_entries("r1") == ["k"]
+    assert s.effects.finish("r1", "k", 0)
+    assert other.effects.status("r1", "k") is EffectStatus.FINISHED
 
 
 def fill(store: StoreBundle) -> None:
@@ -614,8 +628,8 @@ def fill(store: StoreBundle) -> None:
     store.ledger.issue(record("int-2", kid="k2"))
     store.checkpoints.write("c1", "t1", "turn-1")
     store.payloads.record("int-2", '{"p":1}')
-    store.effects.start("r1", "charge")
-    store.runs.put(run_record("r1"))
+    store.runs.create(run_record("r1"))
+    store.effects.start("r1", "charge", 0)
 
 
 def check_filled(store: StoreBundle) -> None:
@@ -679,7 +693,7 @@ def test_a_finished_threads_connection_is_closed(durable_backend: Backend) -> No
     held: list[Any] = []
 
     def work(i: int) -> None:
-        store.runs.put(run_record(f"r{i}"))
+        store.runs.create(run_record(f"r{i}"))
         with store.transaction(write=False) as conn:
             held.append(conn)
 

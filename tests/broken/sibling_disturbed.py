@@ -33,8 +33,7 @@ class FirstAnswerWinsHarness(Harness):
         state = json.loads(run.state)
         state["responses"][rec.interrupt_id] = response
         state["pc"] = int(state["pc"]) + 1
-        self._save(run, state, RunStatus.RUNNING)
-        return self._drive(rec.run_id)
+        return self._claim(run, state)
 
 
 class Broken(ReferenceAdapter):

@@ -185,7 +185,7 @@ def state_rows(store: StoreBundle) -> dict[str, list[list[Any]]]:
                 "pauses": [[k, repr(v)] for k, v in store._pauses.items()],
                 "checkpoints": [[k, *v] for k, v in store._checkpoints.items()],
                 "payloads": [[k, v] for k, v in store._payloads.items()],
-                "effects": [[*k, v.value] for k, v in store._effects.items()],
+                "effects": [[*k, v[0].value, v[1]] for k, v in store._effects.items()],
                 "runs": [[k, repr(v)] for k, v in store._runs.items()],
             }
     raise TypeError(f"cannot digest a {type(store).__name__}")

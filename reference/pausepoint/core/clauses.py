@@ -195,6 +195,34 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "pause_cancelled."),
     _c("cancel.propagates", G.CANCEL,
        "Cancelling a run cancels the live pauses of its child runs."),
+    # -- the run level ---------------------------------------------------------------------
+    _c("run.lifecycle.table", G.CORE,
+       "A run moves only through the run table (running, paused, done, error, cancelling, "
+       "cancelled); any other event is refused with invalid_transition and changes nothing."),
+    _c("run.ownership.lease", G.CONCURRENCY,
+       "Whoever drives a run first owns it under a lease; a restart takes over only a run whose "
+       "lease was released, ran out, or is its own."),
+    _c("run.ownership.fencing", G.CONCURRENCY,
+       "Every run write and every effect journal start is conditional on the writer's epoch; a "
+       "driver that lost the run writes nothing more and applies no effect."),
+    _c("run.continuation.belongs-to-step", G.CONCURRENCY,
+       "A continuation runs only if its pause belongs to the run's current step; one for a step "
+       "the run has left is dropped."),
+    _c("run.restart.concurrent", G.CONCURRENCY,
+       "Several restarters beside several live servers on one store recover each run once: no "
+       "effect twice, one recovery pause per effect in doubt."),
+    _c("run.cancel.in-flight", G.CANCEL,
+       "A cancel fences the run's driver: an effect started before it may finish, no effect "
+       "starts after it, and the run is never written back to running or done."),
+    _c("run.cancel.finished", G.CANCEL,
+       "Cancelling a run that ended done or error is refused with invalid_transition and "
+       "changes nothing."),
+    _c("run.child.cancelling-parent", G.CANCEL,
+       "Starting a child run under a cancelling or cancelled parent is refused with "
+       "pause_cancelled, atomically with respect to the parent's cancel."),
+    _c("run.store-failure.recoverable", G.DURABILITY,
+       "A store failure while a run executes does not end the run in error: it stays running, "
+       "its lease released, and a restart continues it."),
     # -- durability ------------------------------------------------------------------------
     _c("durability.restart", G.DURABILITY,
        "A pause survives a crash and restart of the process: it is neither lost nor answered "

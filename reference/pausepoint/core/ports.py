@@ -15,6 +15,8 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from pausepoint.core.lifecycle import PauseState
+from pausepoint.core.runs import RunState
+from pausepoint.core.runs import RunStatus as RunStatus  # the run table's, re-exported
 
 
 @attrs.frozen
@@ -133,9 +135,16 @@ class EffectJournal(Protocol):
 
     durable: bool
 
-    def start(self, run_id: str, key: str) -> None: ...
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
+        """Journal the effect started, owned by ``epoch`` -- only if the run's stored epoch is
+        still ``epoch`` and the effect was never started (or was reconciled not applied), in one
+        atomic conditional insert (``run.ownership.fencing``).  Returns whether it did: only
+        then may the effect be applied."""
+        ...
 
-    def finish(self, run_id: str, key: str) -> None: ...
+    def finish(self, run_id: str, key: str, epoch: int) -> bool:
+        """Journal the effect finished -- only if it is still the one ``epoch`` started."""
+        ...
 
     def settle(self, run_id: str, key: str, status: EffectStatus) -> None:
         """Record a reconciliation of an unknown outcome."""
@@ -185,20 +194,11 @@ class Signer(Protocol):
         ...
 
 
-class RunStatus(enum.StrEnum):
-    """The stored status of a run (:attr:`RunRecord.status`)."""
-
-    RUNNING = "running"
-    PAUSED = "paused"
-    DONE = "done"
-    ERROR = "error"
-    CANCELLING = "cancelling"
-    CANCELLED = "cancelled"
-
-
 @attrs.frozen
 class RunRecord:
-    """A run and its lineage.  ``state`` is the harness's own continuation data (JSON text)."""
+    """A run, its lineage and its ownership.  ``state`` is the harness's own continuation data
+    (JSON text); ``epoch``, ``owner`` and ``lease_until`` are the run table's
+    (:mod:`pausepoint.core.runs`)."""
 
     run_id: str
     root_run_id: str
@@ -208,14 +208,33 @@ class RunRecord:
     scope: str
     status: RunStatus
     state: str = "{}"
+    epoch: int = 0
+    owner: str = ""
+    lease_until: int = 0
+
+    @property
+    def run_state(self) -> RunState:
+        return RunState(self.status, self.epoch, self.owner, self.lease_until)
+
+    def evolve(self, new: RunState, state: str | None = None) -> RunRecord:
+        """This run in the table's state ``new`` (and with continuation data ``state``)."""
+        return attrs.evolve(self, status=new.status, epoch=new.epoch, owner=new.owner,
+                            lease_until=new.lease_until,
+                            state=self.state if state is None else state)
 
 
 @runtime_checkable
 class RunStore(Protocol):
+    """Runs.  Nothing overwrites a run unconditionally: ``create`` inserts only a new run (and
+    only under a live parent), ``replace`` writes only over the record it expects."""
+
     durable: bool
 
-    def put(self, run: RunRecord) -> None:
-        """Insert or replace the run's row (committed before it returns)."""
+    def create(self, run: RunRecord) -> bool:
+        """Insert ``run`` if no run has its id and -- when it names a parent -- the parent
+        exists and is neither cancelling nor cancelled, atomically with respect to a
+        concurrent cancel of the parent (``run.child.cancelling-parent``).  Returns whether it
+        did."""
         ...
 
     def get(self, run_id: str) -> RunRecord | None: ...
@@ -223,8 +242,9 @@ class RunStore(Protocol):
     def children(self, run_id: str) -> Sequence[RunRecord]: ...
 
     def replace(self, expected: RunRecord, new: RunRecord) -> bool:
-        """Write ``new`` only if the stored run still has ``expected``'s status and state;
-        return whether it did (the single winner that continues a run)."""
+        """Write ``new`` only if the stored run still has ``expected``'s epoch, status and
+        state; return whether it did (every run write is conditional on the writer's epoch:
+        ``run.ownership.fencing``)."""
         ...
 
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import attrs
 
 from pausepoint.core import lifecycle as lc
+from pausepoint.core import runs
 from pausepoint.core.canonical import canonical_json
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
@@ -106,6 +107,22 @@ class SqliteWorld:
 class SimulatedCrash(BaseException):
     """The process dies here (a scripted fault).  Nothing in the run may catch it."""
 
+
+class Fenced(BaseException):
+    """This driver lost the run: a cancel or a take-over gave the run a new epoch, so it writes
+    nothing more and applies no effect (run.ownership.fencing).  Nothing in the run may catch
+    it."""
+
+
+class Interrupted(BaseException):
+    """A store failed while the run executed.  That is no failure of the run: it stays running,
+    its lease released, for a restart to continue (run.store-failure.recoverable)."""
+
+
+DEFAULT_OWNER = "local"
+"""The name a harness owns runs under unless given one.  A process restarting under its name
+takes back the runs it held at once; several servers on one store need distinct names."""
+DEFAULT_LEASE_MS = 30_000
 
 DEFAULT_INTERACTIONS: tuple[Interaction, ...] = (
     Interaction("approve", description="approve or reject an action"),
@@ -182,7 +199,8 @@ class HarnessHooks:
 class Harness:
     def __init__(self, *, open_bundle: Callable[[], StoreBundle], signer: Signer, clock: Clock,
                  world: World, ttl_ms: int, interactions: Sequence[Interaction],
-                 durable_restart: bool, hooks: HarnessHooks | None = None) -> None:
+                 durable_restart: bool, hooks: HarnessHooks | None = None,
+                 owner: str = DEFAULT_OWNER, lease_ms: int = DEFAULT_LEASE_MS) -> None:
         self.hooks = hooks if hooks is not None else HarnessHooks()
         self._open_bundle = open_bundle
         self.signer = signer
@@ -191,6 +209,8 @@ class Harness:
         self.ttl_ms = ttl_ms
         self.interactions = tuple(interactions)
         self.durable_restart = durable_restart
+        self.owner = owner
+        self.lease_ms = lease_ms
         self.runner = Runner()
         self.crashed = False
         self._lock = threading.RLock()
@@ -200,7 +220,8 @@ class Harness:
     def open(cls, url: str = "memory:", *, clock: Clock | None = None,
              keyring: Signer | None = None, ttl_ms: int = 60_000,
              interactions: Sequence[Interaction] = DEFAULT_INTERACTIONS,
-             world: World | None = None, hooks: HarnessHooks | None = None) -> Harness:
+             world: World | None = None, hooks: HarnessHooks | None = None,
+             owner: str = DEFAULT_OWNER, lease_ms: int = DEFAULT_LEASE_MS) -> Harness:
         """Open a harness on a store URL (``memory:``, ``sqlite:PATH``, ``postgres:DSN``).
         With ``memory:`` the same in-memory store is kept across :meth:`crash`."""
         if url == "memory:":
@@ -214,7 +235,8 @@ class Harness:
         return cls(open_bundle=reopen, signer=keyring or KeyRing.generate(),
                    clock=clock or ManualClock(0), world=world or MemoryWorld(),
                    ttl_ms=ttl_ms, interactions=interactions,
-                   durable_restart=url != "memory:", hooks=hooks)
+                   durable_restart=url != "memory:", hooks=hooks, owner=owner,
+                   lease_ms=lease_ms)
 
     def _compose(self, bundle: StoreBundle) -> Deployment:
         return compose(store=bundle, signer=self.signer, interactions=self.interactions,
@@ -237,26 +259,26 @@ class Harness:
         with self._lock:
             self._alive()
             svc = self.service
-            if svc.runs.get(run_id) is not None:
-                raise PausepointError(ErrorCode.INVALID_TRANSITION, "lifecycle.transition.table",
-                                      f"run {run_id!r} was already started")
-            root = run_id
-            if parent_run_id:
-                parent = svc.runs.get(parent_run_id)
-                if parent is None:
-                    raise PausepointError(ErrorCode.BINDING_MISMATCH, "resume.binding.run",
-                                          f"parent run {parent_run_id!r} does not exist")
-                root = parent.root_run_id
-                if parent.status in (RunStatus.CANCELLED, RunStatus.CANCELLING):
-                    raise PausepointError(ErrorCode.PAUSE_CANCELLED, "cancel.propagates",
-                                          f"parent run {parent_run_id!r} was cancelled")
             state = {"script": [_step_json(s) for s in script], "pc": 0, "fired": [],
                      "responses": {}}
-            run = RunRecord(run_id=run_id, root_run_id=root, parent_run_id=parent_run_id or "",
-                            session_id=session_id, thread_id=thread_id or run_id, scope=scope,
-                            status=RunStatus.RUNNING, state=canonical_json(state))
-            svc.runs.put(run)
-            return self._drive(run_id)
+            for _ in range(2):  # decide on what was read; if the insert lost, decide again
+                existing = svc.runs.get(run_id)
+                parent = svc.runs.get(parent_run_id) if parent_run_id else None
+                out = runs.step(None if existing is None else existing.run_state, runs.Start(
+                    self.owner, self.clock.now(), self.lease_ms,
+                    parent=None if parent is None else parent.status,
+                    parent_found=not parent_run_id or parent is not None))
+                if isinstance(out, runs.Refusal):
+                    raise PausepointError(out.code, out.clause, f"run {run_id!r}: {out.message}")
+                run = RunRecord(
+                    run_id=run_id, root_run_id=parent.root_run_id if parent else run_id,
+                    parent_run_id=parent_run_id or "", session_id=session_id,
+                    thread_id=thread_id or run_id, scope=scope, status=RunStatus.RUNNING,
+                ).evolve(out.state, canonical_json(state))
+                if svc.runs.create(run):  # atomic against a cancel of the parent
+                    return self._drive(run)
+            raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
+                                  f"run {run_id!r} could not be created")
 
     def resume(self, token: object, response: object, *, session_id: str, scope: str,
                responder: str = "", run_id: str | None = None) -> Report:
@@ -278,7 +300,9 @@ class Harness:
             if not self._answers_kept(rec):  # another answer of this step is still awaited
                 return attrs.evolve(self._report(rec.run_id, ()), interrupt_id=rec.interrupt_id)
             report = self._continue(rec, response)
-            if self.crashed:  # the process died while continuing: it records nothing more
+            if self.crashed or report.status == RunStatus.RUNNING:
+                # the process died, or the store failed, while continuing: the invocation did
+                # not end, so there is no result to replay
                 return attrs.evolve(report, interrupt_id=rec.interrupt_id)
             self.service.set_result(rec.interrupt_id, {
                 "status": report.status, "events": list(report.events),
@@ -288,7 +312,7 @@ class Harness:
     def cancel(self, run_id: str) -> Report:
         with self._lock:
             self._alive()
-            self.service.cancel_run(run_id)
+            self.service.cancel_run(run_id, owner=self.owner)
             return self._report(run_id, ())
 
     def reconcile(self, interrupt_id: str, resolution: str) -> Report:
@@ -323,7 +347,13 @@ class Harness:
                 self.crashed = False
             reports = []
             for run in self._executing_runs():
-                reports.append(self._drive(run.run_id, recovering=True))
+                out = runs.step(run.run_state, runs.Recover(self.owner, self.clock.now(),
+                                                            self.lease_ms))
+                if isinstance(out, runs.Refusal):
+                    continue  # a live owner drives it (run.ownership.lease)
+                taken = run.evolve(out.state)
+                if self.service.runs.replace(run, taken):  # else another restarter owns it
+                    reports.append(self._drive(taken))
             for rec in self._stalled_pauses():
                 if not self._answers_kept(rec):  # the winner died before keeping an answer:
                     self._await_answers(rec)     # only its sender's retry can deliver it
@@ -360,7 +390,8 @@ class Harness:
     def _stalled_pauses(self) -> list[PauseRecord]:
         """Paused runs whose pauses at the current step are all consumed: the process died
         between the consume and the continuation, so nobody continues them but a restart.
-        (Restart assumes no other harness is recovering the same store at the same time.)"""
+        Several restarters may find the same run: the run table's continuation claim picks
+        one (run.restart.concurrent)."""
         stalled: list[PauseRecord] = []
         if not self.hooks.continue_stalled:
             return stalled
@@ -435,16 +466,38 @@ class Harness:
         return run, state
 
     def _save(self, run: RunRecord, state: dict[str, Any], status: RunStatus) -> RunRecord:
-        new = attrs.evolve(run, state=canonical_json(state), status=status)
-        self.service.runs.put(new)
+        """Write the run's progress under the epoch it was read with: a conditional write
+        that a driver who lost the run cannot make (run.ownership.fencing)."""
+        now = self.clock.now()
+        events: dict[RunStatus, runs.Event] = {
+            RunStatus.RUNNING: runs.Progress(run.epoch, now, self.lease_ms),
+            RunStatus.PAUSED: runs.Suspend(run.epoch), RunStatus.DONE: runs.Finish(run.epoch),
+            RunStatus.ERROR: runs.Fail(run.epoch)}
+        event = events[status]
+        out = runs.step(run.run_state, event)
+        if isinstance(out, runs.Refusal):
+            self._lost(run.run_id)
+        new = run.evolve(out.state, canonical_json(state)) if isinstance(
+            out, runs.Accepted) else run
+        if not self.service.runs.replace(run, new):
+            self._lost(run.run_id)
         return new
+
+    def _lost(self, run_id: str) -> None:
+        """This driver no longer owns the run: cancelled, or taken over."""
+        now = self.service.runs.get(run_id)
+        if now is not None and now.status in runs.CANCELLED_OR_CANCELLING:
+            raise InvocationCancelled()
+        raise Fenced()
 
     def _continue(self, rec: PauseRecord, response: object) -> Report:
         """Continue the run of a consumed pause from its recorded turn."""
         run, state = self._load(rec.run_id)
-        if run.status != RunStatus.PAUSED:
-            return self._report(rec.run_id, ())
         pc = int(state["pc"])
+        if isinstance(runs.step(run.run_state, runs.Continue(
+                self.owner, self.clock.now(), self.lease_ms,
+                current_step=rec.interrupt_id.startswith(f"{run.run_id}/{pc}/"))), runs.Refusal):
+            return self._report(rec.run_id, ())  # not paused, or a step the run has left
         if rec.claims.name != RECONCILE.name:
             siblings = [r for r in self.service.ledger.by_run(rec.run_id)
                         if r.claims.checkpoint_id == rec.claims.checkpoint_id
@@ -457,35 +510,74 @@ class Harness:
                 answer = self.service.payloads.get(_answer_key(r.interrupt_id))
                 state["responses"][r.interrupt_id] = json.loads(answer) if answer else None
         state["responses"][rec.interrupt_id] = response
-        claimed = attrs.evolve(run, state=canonical_json(state), status=RunStatus.RUNNING)
-        if not self.service.runs.replace(run, claimed):
-            return self._report(rec.run_id, ())  # another resume continues it: one winner
-        return self._drive(rec.run_id)
+        return self._claim(run, state)
 
-    def _drive(self, run_id: str, recovering: bool = False) -> Report:
-        """Execute the run from its checkpoint until it pauses, ends or is cancelled."""
+    def _claim(self, run: RunRecord, state: dict[str, Any]) -> Report:
+        """Take over the paused ``run`` for a continuation with continuation data ``state``
+        and drive it (for variants that decide the continuation themselves)."""
+        out = runs.step(run.run_state, runs.Continue(self.owner, self.clock.now(),
+                                                     self.lease_ms))
+        if isinstance(out, runs.Refusal):
+            return self._report(run.run_id, ())
+        claimed = run.evolve(out.state, canonical_json(state))
+        if not self.service.runs.replace(run, claimed):
+            return self._report(run.run_id, ())  # another resume continues it: one winner
+        return self._drive(claimed)
+
+    def _drive(self, owned: RunRecord) -> Report:
+        """Execute the run this harness owns (under ``owned.epoch``) from its checkpoint until
+        it pauses, ends, is cancelled -- or this harness loses it."""
+        run_id = owned.run_id
         if self.hooks.driving is not None:
             self.hooks.driving(run_id)
-        run, _ = self._load(run_id)
-        identity = RunIdentity(run.run_id, run.root_run_id)
+        identity = RunIdentity(run_id, owned.root_run_id)
         try:
-            events = self.runner.invoke(identity, lambda emit: self._body(run_id, emit,
-                                                                          recovering))
+            events = self.runner.invoke(identity, lambda emit: self._execute(owned, emit))
         except SimulatedCrash:
             self.crash()
             return Report(run_id=run_id, status="stopped", events=())
+        except Fenced:
+            return self._report(run_id, ())
+        except Interrupted:
+            return self._release(owned)
         if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
             failed, state = self._load(run_id)
-            if failed.status == RunStatus.RUNNING:
-                self._save(failed, state, RunStatus.ERROR)
+            if failed.status == RunStatus.RUNNING and failed.epoch == owned.epoch:
+                try:
+                    self._save(failed, state, RunStatus.ERROR)
+                except (Fenced, InvocationCancelled):
+                    pass  # lost meanwhile: its new owner decides
         return self._report(run_id, events)
 
-    def _body(self, run_id: str, emit: Emit, recovering: bool) -> None:
+    def _release(self, owned: RunRecord) -> Report:
+        """The store failed under the run: let it go, still running, for a restart."""
+        try:
+            run = self.service.runs.get(owned.run_id)
+            if run is not None:
+                out = runs.step(run.run_state, runs.Release(owned.epoch))
+                if isinstance(out, runs.Accepted):
+                    self.service.runs.replace(run, run.evolve(out.state))
+            return self._report(owned.run_id, ())
+        except PausepointError:  # still failing: the lease runs out by itself
+            return Report(run_id=owned.run_id, status="stopped", events=())
+
+    def _execute(self, owned: RunRecord, emit: Emit) -> None:
+        try:
+            self._body(owned, emit)
+        except PausepointError as exc:
+            if exc.code == ErrorCode.STORE_UNAVAILABLE:
+                raise Interrupted() from exc
+            raise
+
+    def _body(self, owned: RunRecord, emit: Emit) -> None:
         svc = self.service
+        run_id = owned.run_id
         while True:
             run, state = self._load(run_id)
-            if run.status in (RunStatus.CANCELLED, RunStatus.CANCELLING):
+            if run.status in runs.CANCELLED_OR_CANCELLING:
                 raise InvocationCancelled()
+            if run.epoch != owned.epoch or run.status != RunStatus.RUNNING:
+                raise Fenced()
             script: list[dict[str, Any]] = state["script"]
             pc = int(state["pc"])
             if pc >= len(script):
@@ -507,14 +599,16 @@ class Harness:
                 if status == EffectStatus.STARTED:
                     self._open_recovery(run, state, pc, key)  # raises InvocationPaused
                 emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
-                svc.effects.start(run_id, jkey)
+                if not svc.effects.start(run_id, jkey, run.epoch):
+                    self._lost(run_id)  # a new epoch (cancel, take-over): never apply
+
                 fault = step.get("fault")
                 if fault == Fault.CRASH_BEFORE_APPLY.value and pc not in state["fired"]:
                     self._fire(run, state, pc)
                 self.world.apply(run_id, key)
                 if fault == Fault.CRASH_AFTER_APPLY.value and pc not in state["fired"]:
                     self._fire(run, state, pc)
-                svc.effects.finish(run_id, jkey)
+                svc.effects.finish(run_id, jkey, run.epoch)
                 emit(RunEvent(EventKind.TOOL_RESULT, {"effect": key}))
                 state["pc"] = pc + 1
                 self._save(run, state, RunStatus.RUNNING)
@@ -573,8 +667,19 @@ class Harness:
                 except PausepointError:
                     rec = svc.ledger.get(rec.interrupt_id) or rec
             published.append(self._publish(rec))
-        self._save(run, state, RunStatus.PAUSED)
+        try:
+            self._save(run, state, RunStatus.PAUSED)
+        except InvocationCancelled:  # cancelled while asking: these pauses go with the run
+            for p in published:
+                self._cancel_quietly(p.interrupt_id)
+            raise
         raise InvocationPaused(tuple(published))
+
+    def _cancel_quietly(self, interrupt_id: str) -> None:
+        try:
+            self.service.cancel_pause(interrupt_id)
+        except PausepointError:
+            pass  # decided otherwise already
 
     def _ask_in_handlers(self, run: RunRecord, state: dict[str, Any], pc: int,
                          step: dict[str, Any]) -> None:
@@ -599,7 +704,13 @@ class Harness:
         """An effect journalled started and not finished: its outcome is unknown.  Open a
         recovery pause in unknown_outcome; never retry (effect.unknown-outcome)."""
         svc = self.service
-        n = sum(1 for r in svc.ledger.by_run(run.run_id) if r.claims.name == RECONCILE.name)
+        recoveries = [r for r in svc.ledger.by_run(run.run_id) if r.claims.name == RECONCILE.name]
+        orphans = [r for r in recoveries if r.state.phase in lc.LIVE
+                   and r.interrupt_id.startswith(f"{run.run_id}/{pc}/recover/")]
+        # a recovery pause of this step still live was opened by a driver that stopped before
+        # it finished: finish that one rather than open a second (run.restart.concurrent)
+        n = (int(orphans[-1].interrupt_id.rsplit("/", 1)[1]) if orphans
+             else len(recoveries))
         rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
                         payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
                         interrupt_id=f"{run.run_id}/{pc}/recover/{n}",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from pausepoint.core import lifecycle as lc
+from pausepoint.core import runs
 from pausepoint.core.canonical import canonical_json, digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
@@ -235,27 +236,54 @@ class PauseService:
     def cancel_pause(self, interrupt_id: str) -> PauseRecord:
         return self._advance(interrupt_id, lambda _r: lc.Cancel())
 
-    def cancel_run(self, run_id: str) -> list[str]:
+    def cancel_run(self, run_id: str, *, owner: str = "cancel") -> list[str]:
         """Cancel a run, its live pauses, and -- transitively -- its child runs
-        (cancel.distinct, cancel.propagates).  Returns the run ids cancelled."""
+        (cancel.distinct, cancel.propagates).  Returns the run ids cancelled.
+
+        Each run is first taken over (the run table's :class:`~pausepoint.core.runs.Cancel`: a
+        new epoch), so whoever drove it is fenced off before its next effect
+        (``run.cancel.in-flight``).  A run that already ended done or error is refused with
+        ``invalid_transition`` and nothing changes (``run.cancel.finished``); a child that ended
+        by itself stays as it is."""
         cancelled: list[str] = []
         todo = [run_id]
         while todo:
             rid = todo.pop()
-            run = self.runs.get(rid)
-            if run is not None and run.status not in (RunStatus.DONE, RunStatus.CANCELLED):
-                self.runs.put(attrs.evolve(run, status=RunStatus.CANCELLING))
+            run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
             for rec in self.ledger.by_run(rid):
                 if rec.state.phase not in lc.TERMINAL:
                     try:
                         self.cancel_pause(rec.interrupt_id)
                     except PausepointError:
                         pass  # consumed or expired first: decided once
-            if run is not None and run.status not in (RunStatus.DONE, RunStatus.CANCELLED):
-                self.runs.put(attrs.evolve(run, status=RunStatus.CANCELLED))
+            if run is not None:
+                out = runs.step(run.run_state, runs.Cancelled(run.epoch))
+                if isinstance(out, runs.Accepted) and out.changed:
+                    self.runs.replace(run, run.evolve(out.state))  # lost: another canceller won
                 cancelled.append(rid)
             todo.extend(child.run_id for child in self.runs.children(rid))
         return cancelled
+
+    def _take_for_cancel(self, run_id: str, owner: str, refuse: bool) -> RunRecord | None:
+        """The run, taken over in ``cancelling`` under a new epoch; None if there is no such
+        run or (a child) it ended by itself -- it stays so, and its children are still
+        cancelled.  ``refuse``: a run that ended is refused."""
+        for _ in range(MAX_CAS_ATTEMPTS):
+            run = self.runs.get(run_id)
+            if run is None:
+                return None
+            out = runs.step(run.run_state, runs.Cancel(owner))
+            if isinstance(out, runs.Refusal):
+                if refuse:
+                    raise PausepointError(out.code, out.clause, out.message)
+                return None
+            if not out.changed:
+                return run
+            taken = run.evolve(out.state)
+            if self.runs.replace(run, taken):
+                return taken
+        raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "run.ownership.fencing",
+                              "the run kept changing; it was not cancelled")
 
     def mark_unknown(self, interrupt_id: str) -> PauseRecord:
         return self._advance(interrupt_id, lambda _r: lc.MarkUnknown())

@@ -15,6 +15,7 @@ import attrs
 
 from pausepoint.core.lifecycle import OUTSTANDING, PauseState
 from pausepoint.core.ports import EffectStatus, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.runs import CANCELLED_OR_CANCELLING
 
 
 class MemoryStore:
@@ -30,7 +31,7 @@ class MemoryStore:
         self._pauses: dict[str, PauseRecord] = {}
         self._checkpoints: dict[str, tuple[str, str]] = {}  # id -> (thread id, turn)
         self._payloads: dict[str, str] = {}
-        self._effects: dict[tuple[str, str], EffectStatus] = {}
+        self._effects: dict[tuple[str, str], tuple[EffectStatus, int]] = {}  # (status, epoch)
         self._runs: dict[str, RunRecord] = {}
         self.ledger = MemoryLedger(self)
         self.checkpoints = MemoryCheckpoints(self)
@@ -130,35 +131,51 @@ class MemoryPayloads(_Facet):
 class MemoryEffects(_Facet):
     """:class:`pausepoint.core.ports.EffectJournal` in memory."""
 
-    def _put(self, run_id: str, key: str, status: EffectStatus) -> None:
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
         with self._s._lock:
-            self._s._effects[(run_id, key)] = status
+            run = self._s._runs.get(run_id)
+            entry = self._s._effects.get((run_id, key))
+            if run is None or run.epoch != epoch or (
+                    entry is not None and entry[0] != EffectStatus.NOT_APPLIED):
+                return False
+            self._s._effects[(run_id, key)] = (EffectStatus.STARTED, epoch)
+            return True
 
-    def start(self, run_id: str, key: str) -> None:
-        self._put(run_id, key, EffectStatus.STARTED)
-
-    def finish(self, run_id: str, key: str) -> None:
-        self._put(run_id, key, EffectStatus.FINISHED)
+    def finish(self, run_id: str, key: str, epoch: int) -> bool:
+        with self._s._lock:
+            if self._s._effects.get((run_id, key)) != (EffectStatus.STARTED, epoch):
+                return False
+            self._s._effects[(run_id, key)] = (EffectStatus.FINISHED, epoch)
+            return True
 
     def settle(self, run_id: str, key: str, status: EffectStatus) -> None:
-        self._put(run_id, key, EffectStatus(status))
+        with self._s._lock:
+            entry = self._s._effects.get((run_id, key))
+            if entry is not None:
+                self._s._effects[(run_id, key)] = (EffectStatus(status), entry[1])
 
     def status(self, run_id: str, key: str) -> EffectStatus | None:
         with self._s._lock:
-            return self._s._effects.get((run_id, key))
+            entry = self._s._effects.get((run_id, key))
+            return None if entry is None else entry[0]
 
     def open_entries(self, run_id: str) -> Sequence[str]:
         with self._s._lock:
-            return [k for (r, k), st in self._s._effects.items()
+            return [k for (r, k), (st, _e) in self._s._effects.items()
                     if r == run_id and st == EffectStatus.STARTED]
 
 
 class MemoryRuns(_Facet):
     """:class:`pausepoint.core.ports.RunStore` in memory."""
 
-    def put(self, run: RunRecord) -> None:
+    def create(self, run: RunRecord) -> bool:
         with self._s._lock:
+            parent = self._s._runs.get(run.parent_run_id) if run.parent_run_id else None
+            if run.run_id in self._s._runs or (run.parent_run_id and (
+                    parent is None or parent.status in CANCELLED_OR_CANCELLING)):
+                return False
             self._s._runs[run.run_id] = run
+            return True
 
     def get(self, run_id: str) -> RunRecord | None:
         with self._s._lock:
@@ -171,8 +188,8 @@ class MemoryRuns(_Facet):
     def replace(self, expected: RunRecord, new: RunRecord) -> bool:
         with self._s._lock:
             stored = self._s._runs.get(expected.run_id)
-            if stored is None or (stored.status, stored.state) != (expected.status,
-                                                                   expected.state):
+            if stored is None or (stored.epoch, stored.status, stored.state) != (
+                    expected.epoch, expected.status, expected.state):
                 return False
             self._s._runs[expected.run_id] = new
             return True

@@ -31,6 +31,7 @@ POSTGRES: Dialect = Dialect(
     # Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalogue; queue the creators.
     schema_lock="SELECT pg_advisory_xact_lock(7061757365)",
     errors=(psycopg.Error,),
+    row_lock=" FOR SHARE",
     statement_commits=True,
 )
 

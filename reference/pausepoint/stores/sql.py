@@ -35,6 +35,7 @@ from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import OUTSTANDING, PauseState, Phase
 from pausepoint.core.ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.runs import CANCELLED_OR_CANCELLING
 
 # -- the DB-API surface we use ---------------------------------------------------------------
 
@@ -68,6 +69,11 @@ class Dialect:
     """Statement run first in the schema transaction so concurrent creators queue up."""
     errors: tuple[type[Exception], ...]
     """The driver's exception base classes, mapped to ``store_unavailable``."""
+    row_lock: str = ""
+    """Appended to a sub-``SELECT`` that a conditional insert depends on, so the row it reads
+    cannot change before the insert commits (``FOR SHARE``: under READ COMMITTED the read waits
+    for a concurrent writer and re-checks the new row).  SQLite needs none: ``BEGIN
+    IMMEDIATE`` already serialises every write."""
     statement_commits: bool = False
     """The connection is in autocommit mode and one statement is its own transaction, durably
     committed before the server answers: a one-statement read or write then needs no
@@ -122,7 +128,8 @@ PAUSE_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
 )
 RUN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("run_id", TEXT), ("root_run_id", TEXT), ("parent_run_id", TEXT), ("session_id", TEXT),
-    ("thread_id", TEXT), ("scope", TEXT), ("status", TEXT), ("state", TEXT),
+    ("thread_id", TEXT), ("scope", TEXT), ("status", TEXT), ("state", TEXT), ("epoch", INT),
+    ("owner", TEXT), ("lease_until", INT),
 )
 
 
@@ -140,8 +147,8 @@ def schema(dialect: Dialect) -> tuple[str, ...]:
         _table(CHECKPOINTS, dialect,
                (("checkpoint_id", TEXT), ("thread_id", TEXT), ("turn", TEXT)), "checkpoint_id"),
         _table(PAYLOADS, dialect, (("interrupt_id", TEXT), ("payload", TEXT)), "interrupt_id"),
-        _table(EFFECTS, dialect, (("run_id", TEXT), ("effect_key", TEXT), ("status", TEXT)),
-               "run_id, effect_key"),
+        _table(EFFECTS, dialect, (("run_id", TEXT), ("effect_key", TEXT), ("status", TEXT),
+                                  ("epoch", INT)), "run_id, effect_key"),
         _table(RUNS, dialect, RUN_COLUMNS, "run_id"),
         f"CREATE INDEX IF NOT EXISTS {PAUSES}_run ON {PAUSES} (run_id)",
         f"CREATE INDEX IF NOT EXISTS {PAUSES}_phase ON {PAUSES} (phase, kid)",
@@ -197,14 +204,16 @@ def row_to_pause(row: Sequence[Any]) -> PauseRecord:
 
 def run_to_row(r: RunRecord) -> tuple[Any, ...]:
     return (r.run_id, r.root_run_id, r.parent_run_id, r.session_id, r.thread_id, r.scope,
-            r.status.value, r.state)
+            r.status.value, r.state, r.epoch, r.owner, r.lease_until)
 
 
 def row_to_run(row: Sequence[Any]) -> RunRecord:
-    run_id, root_run_id, parent_run_id, session_id, thread_id, scope, status, state = row
+    (run_id, root_run_id, parent_run_id, session_id, thread_id, scope, status, state, epoch,
+     owner, lease_until) = row
     return RunRecord(run_id=run_id, root_run_id=root_run_id, parent_run_id=parent_run_id,
                      session_id=session_id, thread_id=thread_id, scope=scope,
-                     status=RunStatus(status), state=state)
+                     status=RunStatus(status), state=state, epoch=int(epoch), owner=owner,
+                     lease_until=int(lease_until))
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -453,23 +462,36 @@ class SqlPayloads(_Facet):
         return str(rows[0][0]) if rows else None
 
 
+_CANCELLED_OR_CANCELLING: Final = tuple(sorted(s.value for s in CANCELLED_OR_CANCELLING))
+
+
 class SqlEffects(_Facet):
     """:class:`pausepoint.core.ports.EffectJournal` over SQL."""
 
-    _PUT: Final = _insert(EFFECTS, ("run_id", "effect_key", "status"), "run_id, effect_key",
-                          ("status",))
+    @property
+    def _start(self) -> str:
+        """One statement: insert the entry if the run's row still carries the epoch (read with
+        the dialect's row lock); over an entry reconciled not applied, start it again."""
+        return (f"INSERT INTO {EFFECTS} (run_id, effect_key, status, epoch) "
+                f"SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM {RUNS} "
+                f"WHERE run_id = ? AND epoch = ?{self._s.dialect.row_lock}) "
+                "ON CONFLICT (run_id, effect_key) DO UPDATE SET status = excluded.status, "
+                f"epoch = excluded.epoch WHERE {EFFECTS}.status = ?")
 
-    def _put(self, run_id: str, key: str, status: EffectStatus) -> None:
-        self._s.write(self._PUT, (run_id, key, EffectStatus(status).value))
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
+        return self._s.write(self._start, (
+            run_id, key, EffectStatus.STARTED.value, epoch, run_id, epoch,
+            EffectStatus.NOT_APPLIED.value)) == 1
 
-    def start(self, run_id: str, key: str) -> None:
-        self._put(run_id, key, EffectStatus.STARTED)
-
-    def finish(self, run_id: str, key: str) -> None:
-        self._put(run_id, key, EffectStatus.FINISHED)
+    def finish(self, run_id: str, key: str, epoch: int) -> bool:
+        return self._s.write(
+            f"UPDATE {EFFECTS} SET status = ? WHERE run_id = ? AND effect_key = ? "
+            "AND status = ? AND epoch = ?", (EffectStatus.FINISHED.value, run_id, key,
+                                             EffectStatus.STARTED.value, epoch)) == 1
 
     def settle(self, run_id: str, key: str, status: EffectStatus) -> None:
-        self._put(run_id, key, status)
+        self._s.write(f"UPDATE {EFFECTS} SET status = ? WHERE run_id = ? AND effect_key = ?",
+                      (EffectStatus(status).value, run_id, key))
 
     def status(self, run_id: str, key: str) -> EffectStatus | None:
         rows = self._s.read(f"SELECT status FROM {EFFECTS} WHERE run_id = ? AND effect_key = ?",
@@ -485,10 +507,19 @@ class SqlEffects(_Facet):
 class SqlRuns(_Facet):
     """:class:`pausepoint.core.ports.RunStore` over SQL."""
 
-    _PUT: Final = _insert(RUNS, _RUN_NAMES, "run_id", _RUN_NAMES[1:])
+    @property
+    def _create(self) -> str:
+        """One statement: insert the run if its parent (if any) is live, reading the parent
+        with the dialect's row lock so that a concurrent cancel of the parent either sees the
+        child or is seen by it."""
+        return (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
+                f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR EXISTS (SELECT 1 FROM {RUNS} "
+                f"WHERE run_id = ? AND status NOT IN ({_marks(len(_CANCELLED_OR_CANCELLING))})"
+                f"{self._s.dialect.row_lock}) ON CONFLICT (run_id) DO NOTHING")
 
-    def put(self, run: RunRecord) -> None:
-        self._s.write(self._PUT, run_to_row(run))
+    def create(self, run: RunRecord) -> bool:
+        return self._s.write(self._create, (*run_to_row(run), run.parent_run_id,
+                                            run.parent_run_id, *_CANCELLED_OR_CANCELLING)) == 1
 
     def get(self, run_id: str) -> RunRecord | None:
         rows = self._s.read(f"{_RUN_SELECT} WHERE run_id = ?", (run_id,))
@@ -500,11 +531,12 @@ class SqlRuns(_Facet):
 
     def replace(self, expected: RunRecord, new: RunRecord) -> bool:
         """The run's conditional update: write ``new`` only if the stored row still has
-        ``expected``'s status and state (one winner continues a run)."""
+        ``expected``'s epoch, status and state (the writer's fencing token)."""
         return self._s.write(
-            f"UPDATE {RUNS} SET status = ?, state = ? WHERE run_id = ? AND status = ? "
-            "AND state = ?", (new.status.value, new.state, expected.run_id,
-                              expected.status.value, expected.state)) == 1
+            f"UPDATE {RUNS} SET status = ?, state = ?, epoch = ?, owner = ?, lease_until = ? "
+            "WHERE run_id = ? AND epoch = ? AND status = ? AND state = ?",
+            (new.status.value, new.state, new.epoch, new.owner, new.lease_until,
+             expected.run_id, expected.epoch, expected.status.value, expected.state)) == 1
 
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
         rows = self._s.read(f"{_RUN_SELECT} WHERE status = ? ORDER BY seq", (status.value,))
