@@ -36,6 +36,8 @@ from pausepoint.engine.run import EventKind, PendingInterrupt, RunEvent, RunIden
 from pausepoint.stores import MemoryStore, SqliteStore, open_store
 from pausepoint.stores.base import PortBundle, StoreBundle
 from pausepoint_conformance import __version__ as suite_version
+from pausepoint_conformance.faults.interleave import play
+from pausepoint_conformance.faults.testbed import StoreSpec, fresh_sqlite
 from pausepoint_conformance.protocol.port import errored_from, run_together
 from pausepoint_conformance.protocol.wire import (
     PROTOCOL_VERSION,
@@ -50,6 +52,8 @@ from pausepoint_conformance.protocol.wire import (
     HelloArgs,
     HelloData,
     Implementation,
+    InterleaveArgs,
+    InterleaveData,
     KeyData,
     OfferedTool,
     Ok,
@@ -343,6 +347,19 @@ class ReferenceAdapter:
         with self._lock:
             result: Result[CountData] = self._guard(
                 lambda: CountData(count=self.harness.effect_count(args.run_id, args.key)))
+            return result
+
+    def interleave(self, args: InterleaveArgs) -> Result[InterleaveData]:
+        """Play the run-level interleaving with servers of this adapter's harness class over
+        its store wrapper, on a fresh store of its kind (a new SQLite file, or a new in-memory
+        store), which is discarded after."""
+        with self._lock:
+            def go() -> InterleaveData:
+                spec = (StoreSpec("memory") if self.store == "memory"
+                        else fresh_sqlite(tempfile.mkdtemp(dir=self._dir)))
+                return play(args.scenario, spec, harness_class=self.harness_class,
+                            wrap=self.wrap_bundle, interactions=self.interactions)
+            result: Result[InterleaveData] = self._guard(go)
             return result
 
     def status(self, args: StatusArgs) -> Result[StatusData]:

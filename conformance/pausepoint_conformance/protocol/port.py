@@ -37,6 +37,8 @@ from pausepoint_conformance.protocol.wire import (
     Errored,
     HelloArgs,
     HelloData,
+    InterleaveArgs,
+    InterleaveData,
     KeyData,
     PauseStateArgs,
     PhaseData,
@@ -114,6 +116,14 @@ class WiringTrial(Protocol):
     (``wiring.consistent``, ``wiring.no-interaction-no-tool``)."""
 
     def wiring(self, args: WiringArgs) -> Result[WiringData]: ...
+
+
+@runtime_checkable
+class InterleaveTrial(Protocol):
+    """Optional: play a run-level interleaving of several servers on a fresh store and report
+    what it left (``run.*``)."""
+
+    def interleave(self, args: InterleaveArgs) -> Result[InterleaveData]: ...
 
 
 AdapterFactory = Callable[[], Adapter]

@@ -45,6 +45,8 @@ from pausepoint_conformance.protocol.wire import (
     Errored,
     HelloArgs,
     HelloData,
+    InterleaveArgs,
+    InterleaveData,
     KeyData,
     Ok,
     Op,
@@ -344,6 +346,9 @@ class StdioAdapter:
 
     def wiring(self, args: WiringArgs) -> Result[WiringData]:
         return cast("Result[WiringData]", self._call(Op.WIRING, args))
+
+    def interleave(self, args: InterleaveArgs) -> Result[InterleaveData]:
+        return cast("Result[InterleaveData]", self._call(Op.INTERLEAVE, args))
 
     def close(self) -> None:
         p = self._p

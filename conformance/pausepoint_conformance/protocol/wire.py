@@ -453,6 +453,67 @@ class WiringData(_Out):
     tools: list[OfferedTool] = Field(default_factory=list)
 
 
+class Interleaving(enum.StrEnum):
+    """A run-level situation of several servers on one store (optional ``interleave``
+    operation).  Each is played on a *fresh, separate* store of the implementation's kind, by
+    servers A and B (and a restarter) of the implementation, each with its own connections and
+    name; the steps named here happen in this order, forced (not left to timing).  The effects
+    counted are those of the scenario's main run ``r1`` (``c`` for the child scenario).
+
+    ``stale_continuation``: script ask, approve, effect pay, end.  A consumes the ask's answer
+    and stops just before continuing; B restarts and finds the run stalled, reading the answer;
+    A continues to the approval question; then B continues.  ``restart_beside_live``: script
+    effect a, effect b, end; A stops just before effect b; B restarts; A goes on.
+    ``lease_taken_over``: script effect a, b, c, end; A stops before effect b, its lease runs
+    out; B restarts (taking the run over and finishing it); A goes on.  ``concurrent_restarts``:
+    the process running effect a, effect b, end dies before b; its lease runs out; restarter A
+    stops before b; restarter B restarts; A goes on.  ``cancel_in_flight``: script effect a,
+    effect pay, end; while A applies a, B cancels the run.  ``cancel_finished``: script effect
+    a, end; B's cancel reads the run running, then A finishes it, then B's cancel goes on
+    (``refusal``: what B's cancel got).  ``child_under_cancel``: parent p paused at a question;
+    B's start of child c (effect pay, end) reads the parent, then A cancels p, then B's start
+    goes on (``refusal``: what the start got).  ``kill_opening_recovery``: effect e (crash after
+    apply), end; the process dies after applying e; a restart dies right after issuing the
+    recovery pause; another restart runs.  ``store_blink``: ask, confirm, effect pay, end; the
+    ask is answered and the store fails once as the continuation takes the confirm pause; then a
+    restart runs."""
+
+    STALE_CONTINUATION = "stale_continuation"
+    RESTART_BESIDE_LIVE = "restart_beside_live"
+    LEASE_TAKEN_OVER = "lease_taken_over"
+    CONCURRENT_RESTARTS = "concurrent_restarts"
+    CANCEL_IN_FLIGHT = "cancel_in_flight"
+    CANCEL_FINISHED = "cancel_finished"
+    CHILD_UNDER_CANCEL = "child_under_cancel"
+    KILL_OPENING_RECOVERY = "kill_opening_recovery"
+    STORE_BLINK = "store_blink"
+
+
+class InterleaveArgs(_In):
+    """Optional operation: play one run-level interleaving on a fresh, separate store and
+    report what it left (the run-level clauses ``run.*``).  The instance under test is not
+    touched."""
+
+    scenario: Interleaving
+
+
+class InterleaveData(_Out):
+    """What the interleaving left, read from the store and the world once every server is
+    done."""
+
+    effects: dict[str, int] = Field(default_factory=dict,
+                                    description="effect key -> times applied to the world")
+    status: str = Field(description="the main run's status (unknown if it does not exist)")
+    live_pauses: list[str] = Field(default_factory=list,
+                                   description="interaction names of the main run's live "
+                                               "pauses, in the order they were taken")
+    recoveries: int = Field(0, description="recovery pauses ever opened for the main run")
+    refusal: str | None = Field(None, description="the error code the racing operation was "
+                                                  "refused with, if it was")
+    taken_over: bool = Field(False, description="a restart took over a run another server "
+                                                "was driving")
+
+
 # -- the operations --------------------------------------------------------------------------
 
 
@@ -472,6 +533,7 @@ class Op(enum.StrEnum):
     ROTATE_KEY = "rotate_key"
     RETIRE_KEY = "retire_key"
     WIRING = "wiring"
+    INTERLEAVE = "interleave"
     BYE = "bye"
 
 
@@ -491,12 +553,13 @@ OPS: dict[Op, tuple[type[_In], type[_Out]]] = {
     Op.ROTATE_KEY: (RotateKeyArgs, KeyData),
     Op.RETIRE_KEY: (RetireKeyArgs, Empty),
     Op.WIRING: (WiringArgs, WiringData),
+    Op.INTERLEAVE: (InterleaveArgs, InterleaveData),
     Op.BYE: (ByeArgs, Empty),
 }
 """Each operation's argument model and the data model of its ``ok`` result."""
 
 OPTIONAL_OPS: frozenset[Op] = frozenset({Op.STATUS, Op.ROTATE_KEY, Op.RETIRE_KEY,
-                                          Op.WIRING})
+                                          Op.WIRING, Op.INTERLEAVE})
 """Operations an implementation may leave out: it answers them ``skipped`` (an in-process
 adapter may simply lack the method), and the checks that need them are reported skipped --
 never passed."""

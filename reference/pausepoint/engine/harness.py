@@ -347,8 +347,7 @@ class Harness:
                 self.crashed = False
             reports = []
             for run in self._executing_runs():
-                out = runs.step(run.run_state, runs.Recover(self.owner, self.clock.now(),
-                                                            self.lease_ms))
+                out = runs.step(run.run_state, self._recover(run))
                 if isinstance(out, runs.Refusal):
                     continue  # a live owner drives it (run.ownership.lease)
                 taken = run.evolve(out.state)
@@ -496,7 +495,7 @@ class Harness:
         pc = int(state["pc"])
         if isinstance(runs.step(run.run_state, runs.Continue(
                 self.owner, self.clock.now(), self.lease_ms,
-                current_step=rec.interrupt_id.startswith(f"{run.run_id}/{pc}/"))), runs.Refusal):
+                current_step=self._belongs(rec, run.run_id, pc))), runs.Refusal):
             return self._report(rec.run_id, ())  # not paused, or a step the run has left
         if rec.claims.name != RECONCILE.name:
             siblings = [r for r in self.service.ledger.by_run(rec.run_id)
@@ -511,6 +510,14 @@ class Harness:
                 state["responses"][r.interrupt_id] = json.loads(answer) if answer else None
         state["responses"][rec.interrupt_id] = response
         return self._claim(run, state)
+
+    def _belongs(self, rec: PauseRecord, run_id: str, pc: int) -> bool:
+        """The pause ``rec`` was taken at step ``pc`` (run.continuation.belongs-to-step)."""
+        return rec.interrupt_id.startswith(f"{run_id}/{pc}/")
+
+    def _recover(self, run: RunRecord) -> runs.Recover:
+        """The restart's take-over event for ``run`` (run.ownership.lease)."""
+        return runs.Recover(self.owner, self.clock.now(), self.lease_ms)
 
     def _claim(self, run: RunRecord, state: dict[str, Any]) -> Report:
         """Take over the paused ``run`` for a continuation with continuation data ``state``
@@ -700,17 +707,21 @@ class Harness:
             if cleanup:
                 self.world.apply(run.run_id, str(cleanup))
 
+    def _recovery_index(self, run_id: str, pc: int) -> int:
+        """The number of the recovery pause to open at step ``pc``: a recovery pause of this
+        step still live was opened by a driver that stopped before it finished, so finish that
+        one rather than open a second (run.restart.concurrent); else the next number."""
+        recoveries = [r for r in self.service.ledger.by_run(run_id)
+                      if r.claims.name == RECONCILE.name]
+        orphans = [r for r in recoveries if r.state.phase in lc.LIVE
+                   and r.interrupt_id.startswith(f"{run_id}/{pc}/recover/")]
+        return int(orphans[-1].interrupt_id.rsplit("/", 1)[1]) if orphans else len(recoveries)
+
     def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
         """An effect journalled started and not finished: its outcome is unknown.  Open a
         recovery pause in unknown_outcome; never retry (effect.unknown-outcome)."""
         svc = self.service
-        recoveries = [r for r in svc.ledger.by_run(run.run_id) if r.claims.name == RECONCILE.name]
-        orphans = [r for r in recoveries if r.state.phase in lc.LIVE
-                   and r.interrupt_id.startswith(f"{run.run_id}/{pc}/recover/")]
-        # a recovery pause of this step still live was opened by a driver that stopped before
-        # it finished: finish that one rather than open a second (run.restart.concurrent)
-        n = (int(orphans[-1].interrupt_id.rsplit("/", 1)[1]) if orphans
-             else len(recoveries))
+        n = self._recovery_index(run.run_id, pc)
         rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
                         payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
                         interrupt_id=f"{run.run_id}/{pc}/recover/{n}",

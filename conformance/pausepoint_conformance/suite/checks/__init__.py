@@ -25,6 +25,7 @@ from pausepoint_conformance.suite.checks import (  # noqa: F401 - importing regi
     unknown,
     durability,
     concurrency,
+    runlevel,
     gate,
     wiring,
     status,

@@ -1,0 +1,42 @@
+"""Broken: a child run created without looking at its parent again.  The start checks the
+parent when it reads it, then inserts the child unconditionally: a child started while its
+parent is being cancelled escapes the cancel and pays.  Must fail
+``run.child.cancelling-parent``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _base import Bundle, Delegate, main
+
+from pausepoint.core.ports import RunRecord
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+
+EXPECTED = ("run.child.cancelling-parent",)
+
+
+class ParentBlindRuns(Delegate):
+    def create(self, run: RunRecord) -> bool:
+        """An insert that checks nothing but the id (the in-memory store's dict, written
+        directly, under its lock)."""
+        store = self.inner._s
+        with store._lock:
+            if run.run_id in store._runs:
+                return False
+            store._runs[run.run_id] = run
+            return True
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: a child created without its parent's check"
+
+    def wrap_bundle(self, bundle: Any) -> Any:
+        return Bundle(bundle, runs=ParentBlindRuns(bundle.runs))
+
+
+def make() -> Broken:
+    return Broken("memory")
+
+
+if __name__ == "__main__":
+    main(make)

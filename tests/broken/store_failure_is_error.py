@@ -1,0 +1,34 @@
+"""Broken: a store failure ends the run.  A store that fails once while a continuation takes
+its next pause is treated as the run's own error: the run ends in ``error`` and no restart
+picks it up.  Must fail ``run.store-failure.recoverable``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _base import main
+
+from pausepoint.core.ports import RunRecord
+from pausepoint.engine.harness import Harness
+from pausepoint_conformance.adapters.reference import ReferenceAdapter
+
+EXPECTED = ("run.store-failure.recoverable",)
+
+
+class BrittleHarness(Harness):
+    def _execute(self, owned: RunRecord, emit: Any) -> None:
+        self._body(owned, emit)
+
+
+class Broken(ReferenceAdapter):
+    implementation_name = "broken: a store failure ends the run in error"
+
+    harness_class = BrittleHarness
+
+
+def make() -> Broken:
+    return Broken("sqlite")  # the durability group is claimed on SQLite only
+
+
+if __name__ == "__main__":
+    main(make)
