@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite
+from pg import pg_spec
 
 _IN_CI = bool(os.environ.get("CI"))
 settings.register_profile(  # under CI also Hypothesis' own CI habits: a fixed seed, no database
@@ -38,3 +40,13 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreBundl
                            else SqliteStore(tmp_path / "pausepoint.db"))
     yield bundle
     bundle.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
+def any_store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreSpec]:
+    """A fresh store of each kind in turn, openable by several processes or servers: a SQLite
+    file, a PostgreSQL schema of its own (see ``pg.py``), memory."""
+    spec = {"sqlite": lambda: fresh_sqlite(tmp_path), "postgres": lambda: pg_spec("pp_any"),
+            "memory": lambda: StoreSpec("memory")}[str(request.param)]()
+    yield spec
+    drop(spec)

@@ -40,3 +40,4 @@ def pg_store_spec() -> Iterator[StoreSpec]:
     spec = pg_spec()
     yield spec
     drop(spec)
+

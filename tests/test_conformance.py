@@ -220,6 +220,7 @@ OPTIONAL_CHECKS = {
     "rotate_key": ("tokens/rotation-drain", "token.rotation.drain"),
     "retire_key": ("tokens/rotation-drain", "token.rotation.drain"),
     "wiring": ("wiring/", "wiring.consistent"),
+    "interleave": ("run/stale-continuation", "run.continuation.belongs-to-step"),
 }
 
 

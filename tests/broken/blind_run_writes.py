@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from _base import Bundle, Delegate, main
+from unfenced import UpsertJournal
 
 from pausepoint.core.ports import RunRecord
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
@@ -21,17 +22,11 @@ class BlindRuns(Delegate):
         return stored is not None and bool(self.inner.replace(stored, new))
 
 
-class BlindJournal(Delegate):
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
-        run = self.outer.runs.get(run_id)
-        return bool(self.inner.start(run_id, key, epoch if run is None else run.epoch))
-
-
 class Broken(ReferenceAdapter):
     implementation_name = "broken: unconditional run writes"
 
     def wrap_bundle(self, bundle: Any) -> Any:
-        journal = BlindJournal(bundle.effects)
+        journal = UpsertJournal(bundle.effects)
         journal.outer = bundle
         return Bundle(bundle, runs=BlindRuns(bundle.runs), effects=journal)
 

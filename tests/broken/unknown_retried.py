@@ -22,6 +22,11 @@ class ForgetfulJournal(Delegate):
     def open_entries(self, run_id: str) -> Any:
         return []
 
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
+        if self.inner.status(run_id, key) == EffectStatus.STARTED:  # forgotten: start anew
+            self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
+        return bool(self.inner.start(run_id, key, epoch))
+
 
 class Broken(ReferenceAdapter):
     implementation_name = "broken: unknown outcome retried"

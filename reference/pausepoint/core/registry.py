@@ -64,6 +64,11 @@ class Interaction:
     def response_fits(self, value: object) -> bool:
         return self._fits(self.response, value)
 
+    def validated_response(self, value: object) -> object:
+        """The answer as an instance of the response model, from a strict check (raises
+        ``pydantic.ValidationError`` when it does not fit)."""
+        return _adapter(self.response).validate_python(value, strict=True)
+
 
 class Registry:
     """The interactions a deployment may pause for, by name; a name is registered once."""

@@ -23,6 +23,7 @@ from typing import Final
 import attrs
 
 from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.lifecycle import Refusal
 
 
 class RunStatus(enum.StrEnum):
@@ -157,13 +158,6 @@ class Accepted:
     state: RunState
     clause: str
     changed: bool = True
-
-
-@attrs.frozen
-class Refusal:
-    clause: str
-    code: ErrorCode
-    message: str
 
 
 StepOutcome = Accepted | Refusal

@@ -9,7 +9,6 @@ what each must leave is :data:`pausepoint_conformance.faults.interleave.EXPECTED
 from __future__ import annotations
 
 from pausepoint.core.clauses import ErrorCode as E
-from pausepoint.core.clauses import Group
 from pausepoint_conformance.faults.interleave import EXPECTED
 from pausepoint_conformance.protocol.wire import (
     CancelArgs,
@@ -23,14 +22,21 @@ from pausepoint_conformance.suite.framework import Ctx, ask, check, effect, end
 
 
 @check("run/table",
-       "a run started twice is refused with invalid_transition; cancelling a run that ended "
-       "done is refused with invalid_transition and leaves it done",
-       ["run.lifecycle.table", "run.cancel.finished"], needs=[Group.CANCEL])
+       "a run started twice is refused with invalid_transition and runs nothing again",
+       ["run.lifecycle.table"])
 def _table(ctx: Ctx) -> None:
     ctx.start([effect("a"), end()], status="done")
     ctx.expect_refused(ctx.start_raw([effect("b"), end()]), [E.INVALID_TRANSITION],
                        "run.lifecycle.table", "starting run r1 again")
+    ctx.expect_count("r1", "a", 1, "run.lifecycle.table")
     ctx.expect_count("r1", "b", 0, "run.lifecycle.table")
+
+
+@check("run/cancel-done",
+       "cancelling a run that ended done is refused with invalid_transition",
+       ["run.cancel.finished"])
+def _cancel_done(ctx: Ctx) -> None:
+    ctx.start([effect("a"), end()], status="done")
     ctx.expect_refused(ctx.adapter.cancel(CancelArgs(run_id="r1")), [E.INVALID_TRANSITION],
                        "run.cancel.finished", "cancelling the finished run r1")
 
@@ -68,8 +74,7 @@ def _register(scenario: Interleaving, description: str) -> None:
     def run(ctx: Ctx) -> None:
         _interleave(ctx, scenario)
     run.__name__ = f"_{scenario.value}"
-    check(f"run/{scenario.value.replace('_', '-')}", description, clauses,
-          needs=[Group.CONCURRENCY])(run)
+    check(f"run/{scenario.value.replace('_', '-')}", description, clauses)(run)
 
 
 _register(Interleaving.STALE_CONTINUATION,
