@@ -27,8 +27,6 @@ from pausepoint.core.registry import Interaction, Registry
 from pausepoint.core.tokens import Ed25519Key, HmacKey, KeyRing
 from pausepoint.engine.clock import ManualClock, SystemClock
 from pausepoint.engine.compose import Deployment, compose
-from pausepoint.engine.service import PauseService, ResumeOutcome, ResumeRequest, RunView
-from pausepoint.stores import StoreBundle, open_store
 
 # -- the run engine's embedding API ------------------------------------------------------------
 # (running an agent function that asks registered interactions and journals its effects: its
@@ -42,6 +40,8 @@ from pausepoint.stores import StoreBundle, open_store
 # inside ``refund``: ``ctx.ask(interaction, payload)`` pauses until answered and returns the
 # validated answer; ``ctx.effect(key, fn)`` runs a side effect at most once.
 from pausepoint.engine.embed import Agent, Engine, RunContext, RunResult
+from pausepoint.engine.service import PauseService, ResumeOutcome, ResumeRequest, RunView
+from pausepoint.stores import StoreBundle, open_store
 
 __all__ = [
     "CLAUSES",

@@ -30,6 +30,7 @@ from typing import Any, cast
 import attrs
 
 from pausepoint.core import lifecycle as lc
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.ports import CheckpointStore, EffectJournal, Ledger, PayloadStore, RunStore
@@ -448,7 +449,7 @@ def play(scenario: Interleaving, spec: StoreSpec, **kw: Any) -> InterleaveData:
 
 # -- what the contract requires of each ----------------------------------------------------------
 
-Expectation = tuple[str, str, Callable[[InterleaveData], bool]]
+Expectation = tuple[ClauseId, str, Callable[[InterleaveData], bool]]
 """(clause id, what must hold, the predicate)."""
 
 _ONCE_EACH = "every effect applied exactly once"
@@ -509,6 +510,6 @@ EXPECTED: dict[Interleaving, tuple[Expectation, ...]] = {
 }
 
 
-def problems(scenario: Interleaving, data: InterleaveData) -> list[tuple[str, str]]:
+def problems(scenario: Interleaving, data: InterleaveData) -> list[tuple[ClauseId, str]]:
     """(clause id, what did not hold) for every expectation ``data`` breaks."""
     return [(cid, what) for cid, what, holds in EXPECTED[scenario] if not holds(data)]

@@ -22,8 +22,9 @@ from typing import Final
 
 import attrs
 
+from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
-from pausepoint.core.lifecycle import Refusal
+from pausepoint.core.lifecycle import Refusal as Refusal  # the pause table's, re-exported
 
 
 class RunStatus(enum.StrEnum):
@@ -156,7 +157,7 @@ SOURCES: Final[tuple[RunStatus | None, ...]] = (None, *RunStatus)
 @attrs.frozen
 class Accepted:
     state: RunState
-    clause: str
+    clause: ClauseId
     changed: bool = True
 
 
@@ -169,7 +170,7 @@ Guard = Callable[[RunState | None, Event], Refusal | None]
 class Row:
     event: type[Event]
     source: RunStatus | None
-    clause: str
+    clause: ClauseId
     target: RunStatus | None = None
     """Where an accepted event leaves the run (None: the row refuses)."""
     update: Update | None = None
