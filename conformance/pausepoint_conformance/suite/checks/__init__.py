@@ -25,9 +25,9 @@ from pausepoint_conformance.suite.checks import (  # noqa: F401 - importing regi
     unknown,
     durability,
     concurrency,
-    runlevel,
     gate,
     wiring,
     status,
+    runlevel,  # the run level (spec/contract.md section 11a), after the pause level
 )
 # isort: on
