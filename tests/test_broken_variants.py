@@ -336,6 +336,12 @@ class ForgetfulJournal:
         status: EffectStatus | None = self.inner.status(run_id, key)
         return None if status == EffectStatus.FINISHED else status
 
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
+        """An upsert, not a conditional insert: a finished entry is started again."""
+        if self.inner.status(run_id, key) == EffectStatus.FINISHED:
+            self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
+        return bool(self.inner.start(run_id, key, epoch))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
