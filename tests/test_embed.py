@@ -129,3 +129,18 @@ def test_a_cancelled_run_never_pays(
     assert err.value.code == pausepoint.ErrorCode.PAUSE_CANCELLED
     assert bank.paid == []
     engine.close()
+
+
+def test_a_harness_and_an_engine_share_a_store(tmp_path: Any) -> None:
+    """`durability.restart`: each restarts only its own runs."""
+    from pausepoint.engine.harness import Harness
+
+    url = f"sqlite:{tmp_path / 'shared.db'}"
+    bank = Bank()
+    engine, _ = engines(StoreSpec("sqlite", url.removeprefix("sqlite:")), bank)
+    harness = Harness.open(url)
+    assert engine.start("refund", {"id": "o-1"}, run_id="e-run").status == RunStatus.PAUSED
+    assert harness.start([{"op": "interrupt", "name": "ask"}], run_id="h-run").status == "paused"
+    assert harness.restart() == [] and engine.restart() == []
+    harness.deployment.store.close()
+    engine.close()

@@ -394,7 +394,7 @@ class Harness:
         stalled: list[PauseRecord] = []
         if not self.hooks.continue_stalled:
             return stalled
-        for run in self.service.runs.with_status(RunStatus.PAUSED):
+        for run in self._scripted(RunStatus.PAUSED):
             pc = int(json.loads(run.state)["pc"])
             rows = [r for r in self.service.ledger.by_run(run.run_id)
                     if r.claims.checkpoint_id == f"{run.run_id}@{pc}"]
@@ -437,9 +437,13 @@ class Harness:
 
     # -- internals -----------------------------------------------------------------------
 
+    def _scripted(self, status: RunStatus) -> list[RunRecord]:
+        """This harness's runs in ``status`` (a store may also hold runs of an
+        :class:`~pausepoint.engine.embed.Engine`, which this harness does not drive)."""
+        return [r for r in self.service.runs.with_status(status) if "script" in json.loads(r.state)]
+
     def _executing_runs(self) -> Sequence[RunRecord]:
-        runs: Sequence[RunRecord] = self.service.runs.with_status(RunStatus.RUNNING)
-        return runs
+        return self._scripted(RunStatus.RUNNING)
 
     def _publish(self, rec: PauseRecord) -> PendingInterrupt:
         token = rec.token
