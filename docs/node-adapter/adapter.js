@@ -196,6 +196,9 @@ const handlers = {
         }
       }
     }
+    if (state.runs.has(a.run_id)) {  // run.lifecycle.table: a run starts once
+      return refused("invalid_transition", `run ${a.run_id} was already started`);
+    }
     const run = { id: a.run_id, script: a.script, pc: 0, status: "running" };
     state.runs.set(run.id, run);
     return ok(execute(run));
