@@ -17,7 +17,8 @@ from tools import need
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every docs page that embeds a generated lifecycle: (file, marker name, machine).
-EMBEDDED = [(ROOT / "docs" / "architecture.md", "pause-lifecycle", "pause")]
+EMBEDDED = [(ROOT / "docs" / "architecture.md", "pause-lifecycle", "pause"),
+            (ROOT / "docs" / "architecture.md", "run-lifecycle", "run")]
 
 
 def _table_edges() -> set[tuple[str, str]]:

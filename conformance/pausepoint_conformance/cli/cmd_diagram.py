@@ -44,6 +44,7 @@ class Machine:
 MACHINES: Final[dict[str, Machine]] = {
     "pause": Machine("the lifecycle of one pause point (pausepoint.core.lifecycle.TABLE)",
                      diagram.mermaid),
+    "run": Machine("the lifecycle of one run (pausepoint.core.runs.TABLE)", diagram.run_mermaid),
 }
 """Every lifecycle ``pausepoint diagram`` draws, by ``--machine`` name.  The extension point
 for another table (the run lifecycle): add a :class:`Machine` whose ``mermaid`` renders it."""

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from pausepoint.core import lifecycle as lc
+from pausepoint.core import runs
 from pausepoint.core.clauses import CLAUSE_BY_ID, CLAUSES, ERROR_DOCS, Clause, ErrorCode
 
 __all__ = [
@@ -74,23 +75,41 @@ def _targets(row: lc.Row) -> tuple[lc.Phase, ...]:
 # -- the diagram -----------------------------------------------------------------------------
 
 
+def _state_diagram(edges: Iterable[tuple[str | None, str, str]], start: str,
+                   terminal: Iterable[str]) -> str:
+    """A fenced Mermaid ``stateDiagram-v2``: ``[*]`` to ``start``, one arrow per pair of
+    states whose label lists the events in table order (a source of None is ``[*]``), and an
+    arrow to ``[*]`` from each terminal state."""
+    labels: dict[tuple[str, str], list[str]] = {}
+    for src, name, dst in edges:
+        names = labels.setdefault((src or "[*]", dst), [])
+        if name not in names:
+            names.append(name)
+    lines = ["```mermaid", "stateDiagram-v2", f"    [*] --> {start}"]
+    for (src, dst), names in labels.items():
+        if src != "[*]":
+            lines.append(f"    {src} --> {dst} : {' / '.join(names)}")
+    lines += [f"    {state} --> [*]" for state in terminal]
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
 def mermaid() -> str:
     """The lifecycle as a Mermaid ``stateDiagram-v2`` block (fenced), one edge per accepting
     transition of :func:`pausepoint.core.lifecycle.transitions`; edges between the same two states
     share one arrow whose label lists the events in table order."""
-    labels: dict[tuple[lc.Phase, lc.Phase], list[str]] = {}
-    for src, name, dst in lc.transitions():
-        names = labels.setdefault((src, dst), [])
-        if name not in names:
-            names.append(name)
-    lines = ["```mermaid", "stateDiagram-v2", f"    [*] --> {lc.Phase.RUNNING.value}"]
-    for (src, dst), names in labels.items():
-        lines.append(f"    {src.value} --> {dst.value} : {' / '.join(names)}")
-    for phase in lc.Phase:
-        if phase in lc.TERMINAL:
-            lines.append(f"    {phase.value} --> [*]")
-    lines.append("```")
-    return "\n".join(lines) + "\n"
+    return _state_diagram(((s.value, n, d.value) for s, n, d in lc.transitions()),
+                          lc.Phase.RUNNING.value,
+                          (p.value for p in lc.Phase if p in lc.TERMINAL))
+
+
+def run_mermaid() -> str:
+    """The run lifecycle (:data:`pausepoint.core.runs.TABLE`) as a Mermaid block, drawn like
+    :func:`mermaid`: a run starts ``running``; done, error and cancelled are terminal."""
+    return _state_diagram(((None if s is None else s.value, n, d.value)
+                           for s, n, d in runs.transitions()),
+                          runs.RunStatus.RUNNING.value,
+                          (s.value for s in runs.RunStatus if s in runs.TERMINAL))
 
 
 # -- the transition list ---------------------------------------------------------------------
