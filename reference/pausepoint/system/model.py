@@ -242,8 +242,9 @@ def _with_slot(run: RunState, k: int, slot: Slot) -> RunState:
     return attrs.evolve(run, slots=run.slots[:k] + (slot,) + run.slots[k + 1:])
 
 
-def _bump(slot: Slot, state: PauseState, **changes: object) -> Slot:
-    return attrs.evolve(slot, state=state, version=slot.version + 1, **changes)
+def _bump(slot: Slot, state: PauseState, write: Write | None = None) -> Slot:
+    return attrs.evolve(slot, state=state, version=slot.version + 1,
+                        write=slot.write if write is None else write)
 
 
 def _apply(slot: Slot, event: lc.Event) -> Slot | None:
@@ -396,7 +397,7 @@ def _resume_result(cfg: Config, s: System, res: Resumer, key_ok: bool) -> str:
     seeded bugs that change it."""
     if cfg.bug("binding_before_expiry") and key_ok and res.binding != "ok":
         return "binding_mismatch"
-    binding = res.binding == "ok" or cfg.bug("binding_unchecked")
+    binding = res.binding not in ("run", "root", "session") or cfg.bug("binding_unchecked")
     scope = res.binding != "scope" or cfg.bug("binding_unchecked")
     seen = res.seen
     now = s.now
@@ -555,6 +556,22 @@ def cancel_finish(cfg: Config, s: System, r: int) -> tuple[System, ...]:
                 and not (cfg.bug("cancel_skips_done") and child.phase == RunPhase.DONE)):
             s = _with_run(s, c, attrs.evolve(child, cancel=CancelStep.QUEUED))
     return (s,)
+
+
+def cancel(cfg: Config, s: System, r: int) -> tuple[System, ...]:
+    """The whole cancel loop of run r with nothing in between (CancelBegin, then CancelScan
+    and CancelFinish of every run it queues): what a caller that cancels and waits sees."""
+    got = cancel_begin(cfg, s, r)
+    if not got:
+        return ()
+    s = got[0]
+    while True:
+        busy = [d for d, run in enumerate(s.runs) if run.cancel != CancelStep.NONE]
+        if not busy:
+            return (s,)
+        d = busy[0]
+        (s,) = (cancel_scan if s.runs[d].cancel == CancelStep.QUEUED
+                else cancel_finish)(cfg, s, d)
 
 
 # -- crash, restart, reconcile ---------------------------------------------------------------
@@ -1010,3 +1027,13 @@ PROPERTY_CLAUSES: Final[dict[str, tuple[str, ...]]] = {
     for name, fn in {**INVARIANTS, **ACTION_PROPERTIES}.items()}
 """Each property and the clause ids it checks (the start of its docstring, as the spec's
 comment above the property names them)."""
+
+
+def model_checked() -> dict[str, tuple[str, ...]]:
+    """Each clause the model checks and the properties (of the spec and of this model) that
+    check it; ``pausepoint clauses`` marks these clauses model-checked."""
+    out: dict[str, list[str]] = {}
+    for prop, clauses in PROPERTY_CLAUSES.items():
+        for c in clauses:
+            out.setdefault(c, []).append(prop)
+    return {c: tuple(props) for c, props in out.items()}
