@@ -1,5 +1,5 @@
 -------------------- MODULE MCPausepointTree --------------------
-(* TLC only: a three-level run tree (a question, a child with a side effect, a grandchild with a question), the non-atomic cancel loop racing new pauses and the grandchild's start, a crash, one resume server. *)
+(* TLC only: a three-level run tree (a question, a child with a side effect, a grandchild with a question), the non-atomic cancel loop racing new pauses and the grandchild's start, a crash (no resume servers: the tree and the cancel are the point). *)
 EXTENDS Pausepoint
 
 MCScripts ==

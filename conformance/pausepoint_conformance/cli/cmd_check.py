@@ -19,7 +19,8 @@ With --tlc PATH (or TLA2TOOLS_JAR) it also runs TLC over every model of the mani
 exhaustive MC models, the SIM random simulation, the seeded-bug models (which must fail with
 the named property) and the trace spec over each trace -- and compares with what the manifest
 records: for a lockstep model, the state set TLC reaches now (from its -dump) must equal the
-recorded one, state for state.  --record rewrites those records (manifest figures, results/, state sets) from TLC.
+recorded one, state for state.  --record rewrites those records (manifest figures, results/,
+state sets, the spec files' SHA-256) from TLC.
 
 Examples:
   pausepoint check                          # lockstep + constants + traces, no TLC

@@ -640,11 +640,12 @@ def tlc_args(spec: Mapping[str, Any]) -> list[str]:
 
 def check_model_with_tlc(jar: str, name: str, spec: Mapping[str, Any],
                          tla_dir: Path = TLA_DIR, *, dump: Path | None = None,
-                         workers: int = 1) -> TlcRun:
+                         workers: int = 1, timeout: float | None = None) -> TlcRun:
     """Run TLC over one manifest model (a Trace model: over each of its traces)."""
     if spec["kind"] == "Trace":
         return run_trace_models(jar, name, spec, tla_dir, workers=workers)
-    return run_tlc(jar, name, tla_dir, workers=workers, dump=dump, extra=tlc_args(spec))
+    return run_tlc(jar, name, tla_dir, workers=workers, dump=dump, extra=tlc_args(spec),
+                   timeout=timeout)
 
 
 def run_trace_models(jar: str, name: str, spec: Mapping[str, Any], tla_dir: Path,
@@ -678,7 +679,8 @@ def run_trace_models(jar: str, name: str, spec: Mapping[str, Any], tla_dir: Path
 
 
 def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None,
-           *, workers: int = 1, log: Callable[[str], None] = print) -> dict[str, Any]:
+           *, workers: int = 1, log: Callable[[str], None] = print,
+           timeout: float | None = None) -> dict[str, Any]:
     """Run TLC over the manifest's models and record what it said: the tlc figures in the
     manifest, TLC's output in results/<model>.txt, and each lockstep model's reachable state
     set (from TLC's -dump) as sorted fingerprints."""
@@ -689,7 +691,12 @@ def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None
         log(f"TLC: {name} ...")
         with tempfile.TemporaryDirectory(prefix="pausepoint-dump-") as tmp:
             dump = Path(tmp) / "states" if spec.get("states_file") else None
-            run = check_model_with_tlc(jar, name, spec, tla_dir, dump=dump, workers=workers)
+            try:
+                run = check_model_with_tlc(jar, name, spec, tla_dir, dump=dump,
+                                           workers=workers, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log(f"  TLC did not finish within {timeout} s: {name} not recorded")
+                continue
             if dump is not None and run.outcome == "pass":
                 dumped = Path(str(dump) + ".dump")
                 fps = [fingerprint(s) for s in parse_dump(dumped)]

@@ -4,8 +4,8 @@ This is the executable semantics the TLA+ spec (``tla/Pausepoint.tla``) describe
 reference harness must agree with.  It is pure: states are frozen, hashable values, and every
 action is a function ``(Config, System) -> tuple[System, ...]`` giving the successor states
 (empty when the action is not enabled).  Each pause point's own transitions go through
-:func:`pausepoint.core.lifecycle.step` -- the model adds runs, effects, concurrency and crashes around
-the one table, never a second copy of it.
+:func:`pausepoint.core.lifecycle.step` -- the model adds runs, effects, concurrency and crashes
+around the one table, never a second copy of it.
 
 Action names match the TLA+ actions; invariant names match the TLA+ invariants and the clause
 catalogue (see ``INVARIANTS``).
@@ -896,7 +896,7 @@ INVARIANTS: Final[dict[str, Invariant]] = {f.__name__: f for f in (
 
 def _slot_pairs(before: System, after: System) -> Iterator[tuple[Slot, Slot]]:
     for rb, ra in zip(before.runs, after.runs, strict=True):
-        yield from zip(rb.slots, ra.slots)
+        yield from zip(rb.slots, ra.slots, strict=False)  # a step may add slots
 
 
 def TerminalAbsorbing(cfg: Config, before: System, after: System) -> bool:
@@ -951,7 +951,7 @@ def RefusalChangesNothing(cfg: Config, before: System, after: System) -> bool:
         for r, (rb, ra) in enumerate(zip(before.runs, after.runs, strict=True)):
             if (rb.phase, rb.journal, rb.counts) != (ra.phase, ra.journal, ra.counts):
                 return False
-            for k, (sb, sa) in enumerate(zip(rb.slots, ra.slots)):
+            for k, (sb, sa) in enumerate(zip(rb.slots, ra.slots, strict=False)):
                 if sb != sa and not (e.told == "pause_expired" and (r, k) == (e.run, e.slot)
                                      and sa.state.phase == Phase.EXPIRED):
                     return False
@@ -965,7 +965,7 @@ def MultiIndependent(cfg: Config, before: System, after: System) -> bool:
         if e.told != "consumed":
             continue
         for r, (rb, ra) in enumerate(zip(before.runs, after.runs, strict=True)):
-            for k, (sb, sa) in enumerate(zip(rb.slots, ra.slots)):
+            for k, (sb, sa) in enumerate(zip(rb.slots, ra.slots, strict=False)):
                 if (r, k) != (e.run, e.slot) and sb != sa:
                     return False
     return True
