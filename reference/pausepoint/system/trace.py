@@ -7,16 +7,16 @@ Python model by :func:`validate`.  The format, ``pausepoint-trace/1``:
 * line 1, the header: ``{"format": "pausepoint-trace/1", "constants": {...}}`` -- the spec's
   constants, ready for TLA+: ``Scripts`` (a list per run of steps ``{"kind": "effect", "key"}``,
   ``{"kind": "ask", "names": [...]}`` or ``{"kind": "end"}``), ``Parents`` (1-based parent run,
-  0 for none), ``TTL``, ``MaxTime``, ``NResumers``, ``Responses``, ``MaxCrashes``;
+  0 for none), ``TTL``, ``MaxTime``, ``NResumers``, ``Responses``, ``MaxCrashes``,
+  ``Bindings``, ``NKeys``, ``SeededBugs``;
 * line 2: ``{"action": "Init", "args": {}, "state": {...}}``;
 * then one line per step: ``{"action": NAME, "args": {...}, "state": {...}}`` where NAME is a TLA+
-  action (``StartRun``, ``Execute``, ``ApplyEffect``, ``FinishEffect``, ``RecordTurn``,
-  ``ResumeRead``, ``ResumeCommit``, ``Tick``, ``Expire``, ``Cancel``, ``Crash``, ``Restart``,
-  ``Reconcile``), ``args`` its arguments by name (``run``, ``slot``, ``resumer``, ``response``,
-  ``applied``; indices 0-based, as an implementation numbers its runs in script order) and
-  ``state`` the observable post-state.  ``ResumeCommit`` lines may carry ``"result"``: what
-  the resume server answered (``consumed``, ``replayed``, an error code, or ``retry`` when the
-  row's version had moved and it read again).
+  action (the keys of :data:`ARG_NAMES`), ``args`` its arguments by name (``run``, ``slot``,
+  ``resumer``, ``response``, ``binding``, ``applied``, ``key``; indices 0-based, as an
+  implementation numbers its runs in script order) and ``state`` the observable post-state.
+  ``ResumeCommit`` lines may carry ``"result"``: what the resume server answered
+  (``consumed``, ``replayed``, an error code, or ``retry`` when the row's version had moved and
+  it read again).
 
 Every field of ``state`` is optional: a validator checks the fields present and nothing else, so
 an implementation emits what it can observe.  ``None`` is written as ``""`` (a response) and
