@@ -131,3 +131,38 @@ def test_tla_only_models_are_bigger_than_ci_and_recorded() -> None:
         spec = MODELS[name]
         assert "states_file" not in spec
         assert spec["tlc"]["outcome"] == "pass" and spec["tlc"]["distinct"] > 0
+
+
+def _reachable(cfg: m.Config) -> set[m.System]:
+    seen = {m.initial(cfg)}
+    frontier = list(seen)
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for lab in m.successors(cfg, s):
+                if lab.state not in seen:
+                    seen.add(lab.state)
+                    nxt.append(lab.state)
+        frontier = nxt
+    return seen
+
+
+def test_the_ci_liveness_model_reaches_the_hard_cases() -> None:
+    """The lockstep model with liveness exercises what the old models never did: a failed
+    turn write, mark-unknown and reconcile on a live pause, a clock before/at/after the
+    expiry, replay and conflict told to a resumer, and the cancel loop caught halfway."""
+    cfg = mc.config_from_constants(MODELS["MCPausepointLive"]["constants"])
+    seen = _reachable(cfg)
+    slots = [(s, x) for s in seen for run in s.runs for x in run.slots]
+    assert any(x.write == m.Write.FAILED for _, x in slots)
+    assert any(x.kind == m.SlotKind.ASK and x.state.phase == m.Phase.UNKNOWN_OUTCOME
+               for _, x in slots)
+    assert any(x.kind == m.SlotKind.ASK and x.version >= 4
+               and x.state.phase == m.Phase.RESUMABLE for _, x in slots)  # reconciled
+    assert {s.now for s, _ in slots} >= {0, 1, 2}
+    assert {x.state.expires_at for _, x in slots} == {1, 2, 3}
+    told = {res.told for s in seen for res in s.resumers}
+    assert {"consumed", "replayed", "response_conflict", "pause_expired", "pause_cancelled",
+            "not_resumable", "outcome_unknown"} <= told
+    assert any(run.cancel == m.CancelStep.SCANNED and run.phase == m.RunPhase.RUNNING
+               for s in seen for run in s.runs)
