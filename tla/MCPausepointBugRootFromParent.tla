@@ -3,8 +3,8 @@
 EXTENDS Pausepoint
 
 MCScripts ==
-  << << [kind |-> "ask", names |-> <<"q">>], [kind |-> "end"] >>,
-     << [kind |-> "ask", names |-> <<"q">>], [kind |-> "end"] >>,
+  << << [kind |-> "end"] >>,
+     << [kind |-> "end"] >>,
      << [kind |-> "ask", names |-> <<"q">>], [kind |-> "end"] >> >>
 
 MCParents == <<0, 1, 2>>
