@@ -5,25 +5,28 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from pausepoint.core.clauses import CLAUSES, Group
+from pausepoint.system import model as m
 from pausepoint_conformance.cli.main import main
 
 
 def test_json_is_a_list_of_id_summary_objects(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["clauses", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == [{"id": c.id, "summary": c.summary} for c in CLAUSES]
-    assert all(list(obj) == ["id", "summary"] for obj in out)
+    assert [{"id": o["id"], "summary": o["summary"]} for o in out] == [
+        {"id": c.id, "summary": c.summary} for c in CLAUSES]
+    assert all(list(obj) == ["id", "summary", "model_checked"] for obj in out)
 
 
 def test_json_with_a_group(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["clauses", "--json", "--group", Group.TOKENS.value]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == [{"id": c.id, "summary": c.summary} for c in CLAUSES
-                   if c.group is Group.TOKENS]
+    assert [{"id": o["id"], "summary": o["summary"]} for o in out] == [
+        {"id": c.id, "summary": c.summary} for c in CLAUSES if c.group is Group.TOKENS]
     assert out, "the tokens group has clauses"
 
 
@@ -47,3 +50,22 @@ def test_table_with_a_group_lists_only_that_group(capsys: pytest.CaptureFixture[
     for c in CLAUSES:
         present = re.search(rf"(?<![\w.-]){re.escape(c.id)}(?![\w.-])", out) is not None
         assert present == (c.group is Group.EXPIRY), c.id
+
+
+def test_model_checked_clauses_are_marked(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each model-checked clause names the properties that check it -- properties of the
+    Python model and, by the same names, of the TLA+ spec -- and at least 40 are."""
+    assert main(["clauses", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    marked = {o["id"]: o["model_checked"] for o in out if o["model_checked"]}
+    assert len(marked) >= 40, len(marked)
+    spec = (Path(__file__).resolve().parents[1] / "tla" / "Pausepoint.tla").read_text()
+    for clause_id, props in marked.items():
+        for prop in props:
+            assert prop in m.INVARIANTS or prop in m.ACTION_PROPERTIES
+            # the spec defines the property and names the clause in the comment above it
+            head = spec[:spec.index(f"\n{prop} ==")]
+            comment = head[head.rindex("\n\n"):]
+            assert clause_id in comment, (prop, clause_id)
+    assert main(["clauses"]) == 0
+    assert f"{len(marked)} model-checked" in capsys.readouterr().out

@@ -1,76 +1,83 @@
-"""Seeded bugs: the Python side of the checks bites.  The same bugs seeded in the TLA+ spec
-(tla/MCPausepointBug*.tla) make TLC print a counterexample (tla/results/MCPausepointBug*.txt)."""
+"""Seeded design bugs: each property of the spec and of model.py catches a bug of its own.
+
+Every bug of ``model.SEEDED_BUGS`` is a model of ``tla/manifest.json`` (``seeded_bug``) whose
+cfg checks only the property that must catch it: TLC printed that property's counterexample
+(``tla/results/``), model.py built with the same bug fails the same property of its *own*
+(``model.INVARIANTS`` / ``model.ACTION_PROPERTIES``, not the frozen state-set comparison),
+and without the bug the same constants pass every property."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
-from pausepoint.core import lifecycle as lc
 from pausepoint.system import model as m
 from pausepoint_conformance.modelcheck import lockstep as mc
 
 MODELS = mc.load_manifest()["models"]
+BUG_MODELS = {spec["seeded_bug"]: name for name, spec in MODELS.items() if spec.get("seeded_bug")}
 
 
 def _cfg(name: str) -> m.Config:
     return mc.config_from_constants(MODELS[name]["constants"])
 
 
-def test_resume_without_expiry_check_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A variant of the lifecycle table whose resume skips the expiry check."""
-    broken = tuple(c for c in lc.RESUME_CHECKS if c.name != "expiry")
-    assert len(broken) == len(lc.RESUME_CHECKS) - 1
-    monkeypatch.setitem(lc.COMMON_CHECKS, lc.Resume, broken)
-    ex = mc.explore(_cfg("MCPausepointLive"), fingerprints=False, stop_at_first=True)
-    assert "NoConsumeAtOrAfterExpiry" in {v.invariant for v in ex.violations}
-    first = ex.violations[0]
-    assert first.trace[-1][0] == "ResumeCommit"
-    # ... and the lockstep against TLC's state set fails too
-    res = mc.lockstep("MCPausepointLive", MODELS["MCPausepointLive"])
-    assert not res.ok and res.extra > 0
+def test_every_seeded_bug_has_a_model_and_every_property_a_bug() -> None:
+    assert set(BUG_MODELS) == set(m.SEEDED_BUGS)
+    caught = {prop for prop, _ in m.SEEDED_BUGS.values()}
+    # every property has a design bug that only it is asked to catch, but the type invariant
+    # and the properties older than the seeded bugs (caught by the lockstep and the tests of
+    # the lifecycle table)
+    older = {"TypeOK", "ResumableHasTurn", "EffectsAtMostOnce", "NoResumeWhileUnknown",
+             "PausedRunHasPausePoints", "TerminalAbsorbing"}
+    everything = set(m.INVARIANTS) | set(m.ACTION_PROPERTIES)
+    assert caught | older == everything, everything - caught - older
 
 
-def _commit_without_version_check(cfg: m.Config, s: m.System, i: int) -> tuple[m.System, ...]:
-    res = s.resumers[i]
-    if res.phase != m.ResumerPhase.READ:
-        return ()
-    run = s.runs[res.run]
-    slot = run.slots[res.slot]
-    out = lc.step(res.seen, lc.Resume(now=s.now, response_digest=res.response))
-    s2 = m._with_resumer(s, i, m.Resumer())
-    if isinstance(out, lc.Refusal) or out.action != lc.Action.CONSUMED:
-        return (s2,)
-    new = m.Slot(slot.pc, slot.kind, out.state, slot.version + 1, slot.consumes + 1)
-    run2 = m._continue_after(cfg, m._with_slot(run, res.slot, new), res.slot)
-    return (m._with_run(s2, res.run, run2),)
+@pytest.mark.parametrize("bug", sorted(m.SEEDED_BUGS))
+def test_python_model_with_the_bug_fails_its_own_property(bug: str) -> None:
+    prop, _ = m.SEEDED_BUGS[bug]
+    cfg = _cfg(BUG_MODELS[bug])
+    assert cfg.seeded_bugs == frozenset({bug})
+    invs = {k: v for k, v in m.INVARIANTS.items() if k == prop}
+    acts = {k: v for k, v in m.ACTION_PROPERTIES.items() if k == prop}
+    ex = mc.explore(cfg, fingerprints=False, invariants=invs, action_properties=acts)
+    assert ex.verdict == "violation", bug
+    assert ex.violations[0].invariant == prop
+    # ... and the same constants without the bug pass every property
+    clean = mc.explore(attrs.evolve(cfg, seeded_bugs=frozenset()), fingerprints=False)
+    assert clean.verdict == "pass", clean.violations[:1]
 
 
-def test_commit_without_version_check_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(m, "resume_commit", _commit_without_version_check)
-    ex = mc.explore(_cfg("MCPausepoint"), fingerprints=False, stop_at_first=True)
-    names = {v.invariant for v in ex.violations}
-    assert names & {"AtMostOnceConsumption", "TerminalAbsorbing"}, names
-    actions = [a for a, _ in ex.violations[0].trace]
-    # a commit decided on a stale read: the row changed between ResumeRead and ResumeCommit
-    assert actions[-1] == "ResumeCommit" and "ResumeRead" in actions
+@pytest.mark.parametrize("bug", sorted(m.SEEDED_BUGS))
+def test_tlc_recorded_the_seeded_bugs_counterexample(bug: str) -> None:
+    """What TLC printed when the bug was seeded in the spec (tla/results/)."""
+    spec = MODELS[BUG_MODELS[bug]]
+    prop, _ = m.SEEDED_BUGS[bug]
+    assert spec["expect"] == "violation" and spec["violates"] == [prop]
+    assert spec["tlc"]["outcome"] == "violation" and spec["tlc"]["violated"] == prop
+    out = (mc.TLA_DIR / spec["result_file"]).read_text()
+    assert f" {prop} is violated" in out
+    assert "The behavior up to this point is:" in out
 
 
-def test_the_unbroken_model_passes_the_same_checks() -> None:
-    for name in ("MCPausepointLive",):
-        ex = mc.explore(_cfg(name), fingerprints=False)
-        assert ex.ok, ex.violations[:1]
+def test_liveness_without_fairness_fails_in_tlc() -> None:
+    spec = MODELS["MCPausepointLiveNoFairness"]
+    out = (mc.TLA_DIR / spec["result_file"]).read_text()
+    assert spec["tlc"]["violated"] in spec["violates"]
+    assert f"Temporal property {spec['tlc']['violated']} was violated" in out
+    assert "The following behavior constitutes a counter-example:" in out
 
 
-def test_tlc_recorded_the_seeded_bugs_counterexamples() -> None:
-    """What TLC printed when the bugs were seeded in the spec (tla/results/)."""
-    for spec in MODELS.values():
-        if spec.get("expect") != "violation":
-            continue
-        out = (mc.TLA_DIR / spec["result_file"]).read_text()
-        assert spec["tlc"]["outcome"] == "violation"
-        assert spec["tlc"]["violated"] in spec["violates"]
-        violated = spec["tlc"]["violated"]
-        assert (f" {violated} is violated" in out) or (
-            f"Temporal property {violated} was violated" in out)
-        assert ("The behavior up to this point is:" in out
-                or "The following behavior constitutes a counter-example:" in out)
+def test_the_explorer_stops_at_the_first_violation() -> None:
+    cfg = _cfg(BUG_MODELS["no_version_check"])
+    ex = mc.explore(cfg, fingerprints=False)
+    full = mc.explore(cfg, fingerprints=False, stop_at_first=False)
+    assert len(ex.violations) == 1 and len(full.violations) > 1
+    assert ex.distinct < full.distinct
+
+
+def test_the_explorer_stops_at_a_state_bound_with_a_verdict() -> None:
+    ex = mc.explore(_cfg("MCPausepointLive"), fingerprints=False, max_states=500)
+    assert ex.verdict == "bound" and not ex.ok
+    assert ex.distinct == 500

@@ -63,3 +63,39 @@ def test_check_with_tlc(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["check", "--tlc", jar, "--model", "MCPausepointLive",
                      "--model", "MCPausepointBugExpiry", "--model", "TracePausepoint"]) == 0
     assert "Model checking completed. No error has been found." in capsys.readouterr().out
+
+
+def test_check_fails_when_a_spec_file_changed_without_rerecorded_results(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The manifest records the SHA-256 of every .tla and .cfg file next to TLC's results: an
+    edit to the spec that was never re-run through TLC fails `pausepoint check` (CI)."""
+    tla = _copy_tla(tmp_path)
+    assert mc.source_problems(tla) == []
+    assert cli.main(["check", "--tla-dir", str(tla), "--model", "MCPausepointLive"]) == 0
+    capsys.readouterr()
+    spec = tla / "Pausepoint.tla"
+    spec.write_text(spec.read_text().replace("TTL ticks after", "TTL ticks after (edited)"))
+    (tla / "MCNew.cfg").write_text("INIT Init\n")
+    problems = mc.source_problems(tla)
+    assert problems == ["Pausepoint.tla: changed since TLC's results were recorded",
+                        "MCNew.cfg: new, no TLC results recorded with it"]
+    assert cli.main(["check", "--tla-dir", str(tla), "--model", "MCPausepointLive"]) == 1
+    out = capsys.readouterr().out
+    assert "Pausepoint.tla: changed since TLC's results were recorded" in out
+    assert "check failed" in out
+
+
+def test_tlc_state_sets_are_compared_state_for_state(tmp_path: Path) -> None:
+    """`check --tlc` compares the states TLC dumps with the recorded set, not their number:
+    one state swapped for another, same count, is two problems."""
+    spec = mc.load_manifest()["models"]["MCPausepointLive"]
+    head = (mc.TLA_DIR / spec["dump_head_file"]).read_text()
+    dump = tmp_path / "states.dump"
+    dump.write_text(head)
+    # a dump of only some states: the rest are recorded states TLC "no longer reaches"
+    problems = mc.state_set_problems(dump, spec)
+    assert len(problems) == 1 and "no longer reaches" in problems[0]
+    # a state that is not in the recorded set
+    dump.write_text(head.replace("now = 0", "now = 7", 1))
+    problems = mc.state_set_problems(dump, spec)
+    assert any("not in the recorded set" in p for p in problems)

@@ -35,6 +35,12 @@
 (* resumers[i].slot (idem)    | state.resumers[i-1].slot| Resumer.slot     *)
 (* resumers[i].response       | state.resumers[i-1].response | Resumer.response *)
 (* resumers[i].seen_version   | state.resumers[i-1].seen_version | Resumer.seen_version *)
+(* resumers[i].binding, .told| state.resumers[i-1].binding, .told | Resumer.binding, .told *)
+(* runs[r].cancel             | state.runs[r-1].cancel  | RunState.cancel  *)
+(* ...slots[k].kid, .write    | ...slots[k-1].kid, .write | Slot.kid, Slot.write *)
+(* ...slots[k].root (1-based) | ...slots[k-1].root (0-b.) | Slot.root      *)
+(* keys.active, keys.retired  | state.active_key, state.retired | System.active_key, .retired *)
+(* action argument key (Retire) | args.key (1-based)    | Labelled.args    *)
 (* resumers[i].seen           | (not traced: internal)  | Resumer.seen     *)
 (* action argument r, k, i    | args.run, args.slot, args.resumer (0-based) | Labelled.args *)
 (* ResumeResult / "retry"     | result (ResumeCommit)   | model.commit_result *)
@@ -55,6 +61,9 @@ TraceMaxTime == Header.constants.MaxTime
 TraceNResumers == Header.constants.NResumers
 TraceResponses == {Header.constants.Responses[j] : j \in DOMAIN Header.constants.Responses}
 TraceMaxCrashes == Header.constants.MaxCrashes
+TraceBindings == {Header.constants.Bindings[j] : j \in DOMAIN Header.constants.Bindings}
+TraceNKeys == Header.constants.NKeys
+TraceSeededBugs == {Header.constants.SeededBugs[j] : j \in DOMAIN Header.constants.SeededBugs}
 
 VARIABLE l   \* the number of trace lines (after the header) matched so far
 
@@ -71,12 +80,16 @@ SlotMatch(o, x) ==
     /\ Opt(o, "turn_recorded", x.state.turn_recorded)
     /\ Opt(o, "response", x.state.response_digest)
     /\ Opt(o, "consumed_at", x.state.consumed_at)
+    /\ Opt(o, "kid", x.kid)
+    /\ Opt(o, "root", x.root - 1)
+    /\ Opt(o, "write", x.write)
 
 RunMatch(o, run) ==
     /\ Opt(o, "phase", run.phase)
     /\ Opt(o, "pc", run.pc - 1)
     /\ Opt(o, "journal", run.journal)
     /\ Opt(o, "counts", run.counts)
+    /\ Opt(o, "cancel", run.cancel)
     /\ IF Has(o, "slots")
        THEN /\ Len(o.slots) = Len(run.slots)
             /\ \A k \in DOMAIN o.slots : SlotMatch(o.slots[k], run.slots[k])
@@ -84,14 +97,19 @@ RunMatch(o, run) ==
 
 ResumerMatch(o, res) ==
     /\ Opt(o, "phase", res.phase)
-    /\ Opt(o, "run", IF res.phase = "read" THEN res.run - 1 ELSE 0)
-    /\ Opt(o, "slot", IF res.phase = "read" THEN res.slot - 1 ELSE 0)
+    /\ Opt(o, "run", IF res.phase # "idle" THEN res.run - 1 ELSE 0)
+    /\ Opt(o, "slot", IF res.phase # "idle" THEN res.slot - 1 ELSE 0)
     /\ Opt(o, "response", res.response)
+    /\ Opt(o, "binding", res.binding)
+    /\ Opt(o, "told", res.told)
     /\ Opt(o, "seen_version", res.seen_version)
 
-StateMatch(o, n, c, rs, ress) ==
+StateMatch(o, n, c, rs, ress, ks) ==
     /\ Opt(o, "now", n)
     /\ Opt(o, "crashes", c)
+    /\ Opt(o, "active_key", ks.active)
+    /\ IF Has(o, "retired")
+       THEN {o.retired[j] : j \in DOMAIN o.retired} = ks.retired ELSE TRUE
     /\ IF Has(o, "runs")
        THEN Len(o.runs) = Len(rs) /\ \A r \in DOMAIN o.runs : RunMatch(o.runs[r], rs[r])
        ELSE TRUE
@@ -100,17 +118,11 @@ StateMatch(o, n, c, rs, ress) ==
             /\ \A i \in DOMAIN o.resumers : ResumerMatch(o.resumers[i], ress[i])
        ELSE TRUE
 
-\* What resumer i's ResumeCommit answers now (model.commit_result).
-CommitResult(i) ==
-    LET res == resumers[i]
-    IN IF runs[res.run].slots[res.slot].version # res.seen_version THEN "retry"
-       ELSE ResumeResult(res.seen, now, res.response)
-
 TraceInit ==
     /\ Init
     /\ l = 1
     /\ Steps[1].action = "Init"
-    /\ StateMatch(Steps[1].state, now, crashes, runs, resumers)
+    /\ StateMatch(Steps[1].state, now, crashes, runs, resumers, keys)
 
 \* The step the next line names, with its arguments (0-based in the trace).
 Act(e) ==
@@ -119,13 +131,20 @@ Act(e) ==
          [] e.action = "Execute"      -> Execute(a.run + 1)
          [] e.action = "ApplyEffect"  -> ApplyEffect(a.run + 1)
          [] e.action = "FinishEffect" -> FinishEffect(a.run + 1)
-         [] e.action = "Cancel"       -> Cancel(a.run + 1)
+         [] e.action = "CancelBegin"  -> CancelBegin(a.run + 1)
+         [] e.action = "CancelScan"   -> CancelScan(a.run + 1)
+         [] e.action = "CancelFinish" -> CancelFinish(a.run + 1)
          [] e.action = "Restart"      -> Restart(a.run + 1)
+         [] e.action = "Continue"     -> Continue(a.run + 1)
          [] e.action = "RecordTurn"   -> RecordTurn(a.run + 1, a.slot + 1)
+         [] e.action = "RecordTurnFailed" -> RecordTurnFailed(a.run + 1, a.slot + 1)
          [] e.action = "Expire"       -> Expire(a.run + 1, a.slot + 1)
+         [] e.action = "MarkUnknown"  -> MarkUnknown(a.run + 1, a.slot + 1)
+         [] e.action = "Rotate"       -> Rotate
+         [] e.action = "Retire"       -> Retire(a.key)
          [] e.action = "Reconcile"    -> Reconcile(a.run + 1, a.slot + 1, a.applied)
          [] e.action = "ResumeRead"   -> ResumeRead(a.resumer + 1, a.run + 1, a.slot + 1,
-                                                    a.response)
+                                                    a.response, a.binding)
          [] e.action = "ResumeCommit" ->
               /\ IF Has(e, "result") THEN CommitResult(a.resumer + 1) = e.result ELSE TRUE
               /\ ResumeCommit(a.resumer + 1)
@@ -137,7 +156,7 @@ TraceNext ==
     /\ l < Len(Steps)
     /\ l' = l + 1
     /\ Act(Steps[l + 1])
-    /\ StateMatch(Steps[l + 1].state, now', crashes', runs', resumers')
+    /\ StateMatch(Steps[l + 1].state, now', crashes', runs', resumers', keys')
 
 \* The whole trace matched: stay here (so only an unmatched line deadlocks).
 TraceDone ==

@@ -9,13 +9,18 @@ Without TLC (the default, what CI runs) it checks, for every model of tla/manife
              and every invariant of model.INVARIANTS (named as the spec's) holds in every
              state, lifecycle.terminal.absorbing on every step;
   constants  each MC/SIM module defines the constants the manifest records;
+  sources    every .tla and .cfg file is as it was when TLC's results were recorded (the
+             manifest's SHA-256 of each): a spec file changed without re-recorded results
+             fails the check;
   traces     each recorded NDJSON trace (tla/traces/) replays against the Python model, line
              by line, as TLC replays it against the spec (TracePausepoint.tla).
 
 With --tlc PATH (or TLA2TOOLS_JAR) it also runs TLC over every model of the manifest -- the
 exhaustive MC models, the SIM random simulation, the seeded-bug models (which must fail with
-the named invariant) and the trace spec over each trace -- and compares with what the manifest
-records.  --record rewrites those records (manifest figures, results/, state sets) from TLC.
+the named property) and the trace spec over each trace -- and compares with what the manifest
+records: for a lockstep model, the state set TLC reaches now (from its -dump) must equal the
+recorded one, state for state.  --record rewrites those records (manifest figures, results/,
+state sets, the spec files' SHA-256) from TLC.
 
 Examples:
   pausepoint check                          # lockstep + constants + traces, no TLC
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(repeatable; replaces the recorded traces)")
     parser.add_argument("--tla-dir", type=Path, default=mc.TLA_DIR,
                         help="the directory of the spec and manifest (default: %(default)s)")
-    parser.add_argument("--workers", type=positive_int, default=2, help="TLC workers (default: 2)")
+    parser.add_argument("--workers", type=positive_int, default=1, help="TLC workers (default: 1)")
 
 
 def _manifest(tla_dir: Path) -> dict[str, Any]:
@@ -149,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
                 failed = True
                 console.print(f"[red]constants: {p}")
 
+    # -- sources -----------------------------------------------------------------------------
+    for p in mc.source_problems(tla_dir, manifest):
+        failed = True
+        console.print(f"[red]sources: {p} (re-record: pausepoint check --tlc JAR --record)")
+
     # -- lockstep ----------------------------------------------------------------------------
     table = Table(
         title="lockstep: pausepoint.system.model explored exhaustively vs TLC's state set")
@@ -161,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
             res = mc.lockstep(name, spec, tla_dir, progress=_progress(bar, task))
         ex = res.exploration
         failed |= not res.ok
-        inv = "all hold" if ex.ok else "[red]" + ", ".join(
-            sorted({v.invariant for v in ex.violations}))
+        inv = ("all hold" if ex.ok else "[red]state bound reached" if ex.verdict == "bound"
+               else "[red]" + ", ".join(sorted({v.invariant for v in ex.violations})))
         sets = ("equal" if res.missing == 0 and res.extra == 0
                 else f"[red]{res.missing} only in TLC's, {res.extra} only in Python's")
         table.add_row(name, f"{ex.distinct:,} / {res.expected_distinct:,}",
@@ -200,9 +211,13 @@ def run(args: argparse.Namespace) -> int:
             tl.add_column(col, no_wrap=True, justify="right")
         tl.add_column("as recorded", overflow="fold")
         for name, spec in models.items():
-            with console.status(f"TLC: {name}"):
-                got = mc.check_model_with_tlc(jar, name, spec, tla_dir, workers=args.workers)
-            problems = mc.compare_tlc(got, spec)
+            with console.status(f"TLC: {name}"), tempfile.TemporaryDirectory() as tmp:
+                dump = Path(tmp) / "states" if spec.get("states_file") else None
+                got = mc.check_model_with_tlc(jar, name, spec, tla_dir, workers=args.workers,
+                                              dump=dump)
+                problems = mc.compare_tlc(got, spec)
+                if dump is not None and got.outcome == "pass":
+                    problems += mc.state_set_problems(Path(f"{dump}.dump"), spec, tla_dir)
             failed |= bool(problems)
             said = got.outcome + (f" {got.violated}" if got.violated else "")
             if got.outcome != spec["expect"]:

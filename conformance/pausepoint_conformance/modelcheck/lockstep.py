@@ -4,7 +4,8 @@ Three pieces, all used by ``pausepoint check`` and by the tests:
 
 * :func:`explore` -- the reference model (:mod:`pausepoint.system.model`) explored exhaustively
   (breadth first), every state checked against ``model.INVARIANTS`` and every step against
-  ``model.terminal_absorbing``; it reports distinct states and depth the way TLC does.
+  ``model.ACTION_PROPERTIES``; it reports distinct states and depth the way TLC does, and
+  stops at the first violation and at a state bound (verdict ``bound``).
 * a canonical rendering of states shared by both sides: :func:`render_state` prints a model
   state in TLA+ value syntax exactly as ``tla/Pausepoint.tla`` represents it (records with
   sorted fields, 1-based indices, ``None`` as ``""`` / ``-1``), and :func:`parse_dump` reads
@@ -50,7 +51,9 @@ def config_from_constants(c: Mapping[str, Any]) -> m.Config:
     """Build a model Config from a manifest's ``constants`` (JSON)."""
     return m.Config(scripts=scripts_from_json(c["scripts"]), parents=tuple(c["parents"]),
                     ttl=c["ttl"], max_time=c["max_time"], resumers=c["resumers"],
-                    responses=tuple(c["responses"]), max_crashes=c["max_crashes"])
+                    responses=tuple(c["responses"]), max_crashes=c["max_crashes"],
+                    bindings=tuple(c.get("bindings", ["ok"])), keys=c.get("keys", 1),
+                    seeded_bugs=frozenset(c.get("seeded_bugs", [])))
 
 
 def constants_from_config(cfg: m.Config) -> dict[str, Any]:
@@ -58,7 +61,9 @@ def constants_from_config(cfg: m.Config) -> dict[str, Any]:
     return {"scripts": scripts_to_json(cfg),
             "parents": [cfg.parent(r) for r in range(len(cfg.scripts))],
             "ttl": cfg.ttl, "max_time": cfg.max_time, "resumers": cfg.resumers,
-            "responses": list(cfg.responses), "max_crashes": cfg.max_crashes}
+            "responses": list(cfg.responses), "max_crashes": cfg.max_crashes,
+            "bindings": list(cfg.bindings), "keys": cfg.keys,
+            "seeded_bugs": sorted(cfg.seeded_bugs)}
 
 
 def _tla_literal(value: object) -> str:
@@ -88,9 +93,16 @@ def tla_constant_definitions(cfg: m.Config) -> dict[str, str]:
         "TTL": str(cfg.ttl),
         "MaxTime": str(cfg.max_time),
         "NResumers": str(cfg.resumers),
-        "Responses": "{" + ", ".join(f'"{v}"' for v in cfg.responses) + "}",
+        "Responses": _tla_strings(cfg.responses),
         "MaxCrashes": str(cfg.max_crashes),
+        "Bindings": _tla_strings(cfg.bindings),
+        "NKeys": str(cfg.keys),
+        "SeededBugs": _tla_strings(sorted(cfg.seeded_bugs)),
     }
+
+
+def _tla_strings(xs: Iterable[str]) -> str:
+    return "{" + ", ".join(f'"{x}"' for x in xs) + "}"
 
 
 def normalise_ws(text: str) -> str:
@@ -108,7 +120,8 @@ def constants_problems(tla_dir: Path, name: str, spec: Mapping[str, Any]) -> lis
             problems.append(f"{name}.tla: {mc_name} is not {want[const]}")
         if f"{const} <- {mc_name}" not in conf:
             problems.append(f"{name}.cfg: {const} is not bound to {mc_name}")
-    for const in ("TTL", "MaxTime", "NResumers", "Responses", "MaxCrashes"):
+    for const in ("TTL", "MaxTime", "NResumers", "Responses", "MaxCrashes", "Bindings", "NKeys",
+                  "SeededBugs"):
         if not re.search(rf"(^| ){const} = {re.escape(want[const])}( |$)", conf):
             problems.append(f"{name}.cfg: {const} is not {want[const]}")
     return problems
@@ -151,25 +164,32 @@ def _pause_value(ps: PauseState) -> dict[str, TlaValue]:
 
 def _slot_value(x: m.Slot) -> dict[str, TlaValue]:
     return {"pc": x.pc + 1, "kind": x.kind.value, "state": _pause_value(x.state),
-            "version": x.version, "consumes": x.consumes}
+            "version": x.version, "consumes": x.consumes, "kid": x.kid, "root": x.root + 1,
+            "write": x.write.value}
 
 
 def _run_value(run: m.RunState) -> dict[str, TlaValue]:
     return {"phase": run.phase.value, "pc": run.pc + 1,
             "slots": tuple(_slot_value(x) for x in run.slots),
-            "journal": tuple(j.value for j in run.journal), "counts": run.counts}
+            "journal": tuple(j.value for j in run.journal), "counts": run.counts,
+            "cancel": run.cancel.value}
 
 
 def _resumer_value(res: m.Resumer) -> dict[str, TlaValue]:
-    reading = res.phase == m.ResumerPhase.READ
-    return {"phase": res.phase.value, "run": res.run + 1 if reading else 0,
-            "slot": res.slot + 1 if reading else 0, "response": res.response,
-            "seen": _pause_value(res.seen), "seen_version": res.seen_version}
+    named = res.phase != m.ResumerPhase.IDLE
+    return {"phase": res.phase.value, "run": res.run + 1 if named else 0,
+            "slot": res.slot + 1 if named else 0, "response": res.response,
+            "binding": res.binding, "seen": _pause_value(res.seen),
+            "seen_version": res.seen_version, "told": res.told}
+
+
+def _keys_value(s: m.System) -> dict[str, TlaValue]:
+    return {"active": s.active_key, "retired": frozenset(s.retired)}
 
 
 def state_value(s: m.System) -> dict[str, TlaValue]:
     """A model state as the TLA+ value of the spec's variables (a record of them)."""
-    return {"now": s.now, "crashes": s.crashes,
+    return {"now": s.now, "crashes": s.crashes, "keys": _keys_value(s),
             "runs": tuple(_run_value(r) for r in s.runs),
             "resumers": tuple(_resumer_value(r) for r in s.resumers)}
 
@@ -195,8 +215,9 @@ class Renderer:
         return got
 
     def __call__(self, s: m.System) -> str:
-        # the fields in sorted order: crashes, now, resumers, runs
-        return ("[crashes|->" + str(s.crashes) + ",now|->" + str(s.now)
+        # the fields in sorted order: crashes, keys, now, resumers, runs
+        return ("[crashes|->" + str(s.crashes) + ",keys|->" + canon(_keys_value(s))
+                + ",now|->" + str(s.now)
                 + ",resumers|-><<" + ",".join(self.resumer(r) for r in s.resumers)
                 + ">>,runs|-><<" + ",".join(self.run(r) for r in s.runs) + ">>]")
 
@@ -329,6 +350,11 @@ class Violation:
     trace: tuple[tuple[str, tuple[object, ...]], ...]
 
 
+DEFAULT_MAX_STATES: Final[int] = 3_000_000
+"""The explorer's default state bound: it stops there with the verdict ``bound`` (a seeded
+bug can make the state space unbounded; the explorer must say so, not run out of memory)."""
+
+
 @attrs.frozen
 class Exploration:
     distinct: int
@@ -337,10 +363,19 @@ class Exploration:
     seconds: float
     violations: tuple[Violation, ...]
     fingerprints: frozenset[int]
+    bounded: bool = False  # stopped at the state bound before the search was complete
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.violations and not self.bounded
+
+    @property
+    def verdict(self) -> str:
+        """``pass`` (complete, every property holds), ``violation`` or ``bound`` (stopped at
+        the state bound: nothing is known about the rest)."""
+        if self.violations:
+            return "violation"
+        return "bound" if self.bounded else "pass"
 
 
 Successors = Callable[[m.Config, m.System], Iterable[m.Labelled]]
@@ -349,14 +384,19 @@ Successors = Callable[[m.Config, m.System], Iterable[m.Labelled]]
 def explore(cfg: m.Config, *, fingerprints: bool = True,
             successors: Successors = m.successors,
             invariants: Mapping[str, m.Invariant] | None = None,
-            stop_at_first: bool = False,
+            action_properties: Mapping[str, m.ActionProperty] | None = None,
+            stop_at_first: bool = True, max_states: int | None = DEFAULT_MAX_STATES,
             progress: Callable[[int, int], None] | None = None) -> Exploration:
-    """Breadth-first search of every state reachable from ``model.initial(cfg)``.
+    """Breadth-first search of every state reachable from ``model.initial(cfg)``, checking
+    every state against ``model.INVARIANTS`` and every step against
+    ``model.ACTION_PROPERTIES``.  It stops at the first violation (unless ``stop_at_first`` is
+    false) and at ``max_states`` distinct states (verdict ``bound``).
 
     ``depth`` counts the initial state as depth 1 (as TLC does).  ``generated`` counts every
     successor produced (TLC's "states generated" also counts the initial states, which are
     added here too)."""
     invs = m.INVARIANTS if invariants is None else invariants
+    acts = m.ACTION_PROPERTIES if action_properties is None else action_properties
     render = Renderer()
     t0 = time.perf_counter()
     init = m.initial(cfg)
@@ -366,6 +406,7 @@ def explore(cfg: m.Config, *, fingerprints: bool = True,
     generated = 1
     violations: list[Violation] = []
     fps: set[int] = set()
+    bounded = False
 
     def check(s: m.System) -> None:
         if fingerprints:
@@ -373,23 +414,36 @@ def explore(cfg: m.Config, *, fingerprints: bool = True,
         for name, inv in invs.items():
             if not inv(cfg, s):
                 violations.append(Violation(name, render(s), _trace_to(parent, s)))
+                if stop_at_first:
+                    return
+
+    def stop() -> bool:
+        return bool(stop_at_first and violations) or bounded
 
     check(init)
-    while frontier and not (stop_at_first and violations):
+    while frontier and not stop():
         nxt: list[m.System] = []
         for s in frontier:
             for lab in successors(cfg, s):
                 generated += 1
                 t = lab.state
-                if not m.terminal_absorbing(s, t):
-                    violations.append(Violation("TerminalAbsorbing", render(t),
-                                                _trace_to(parent, s)
-                                                + ((lab.action, lab.args),)))
+                for name, prop in acts.items():
+                    if not prop(cfg, s, t):
+                        violations.append(Violation(name, render(t), _trace_to(parent, s)
+                                                    + ((lab.action, lab.args),)))
+                        if stop_at_first:
+                            break
                 if t in parent:
                     continue
                 parent[t] = (s, lab.action, lab.args)
                 nxt.append(t)
                 check(t)
+                if max_states is not None and len(parent) >= max_states:
+                    bounded = True
+                if stop():
+                    break
+            if stop():
+                break
         if nxt:
             depth += 1
         frontier = nxt
@@ -397,7 +451,7 @@ def explore(cfg: m.Config, *, fingerprints: bool = True,
             progress(len(parent), depth)
     return Exploration(distinct=len(parent), generated=generated, depth=depth,
                        seconds=time.perf_counter() - t0, violations=tuple(violations),
-                       fingerprints=frozenset(fps))
+                       fingerprints=frozenset(fps), bounded=bounded)
 
 
 def _trace_to(parent: Mapping[m.System, tuple[m.System, str, tuple[object, ...]] | None],
@@ -500,7 +554,11 @@ def result_lines(output: str) -> tuple[str, ...]:
     return tuple(line for line in output.splitlines() if keep.match(line))
 
 
-def run_tlc(jar: str, model: str, tla_dir: Path = TLA_DIR, *, workers: int = 2,
+JAVA_OPTS: Final[tuple[str, ...]] = ("-Xmx4g", "-XX:+UseParallelGC")
+"""TLC's JVM options: a 4 GiB heap at most (the machines that run it are shared)."""
+
+
+def run_tlc(jar: str, model: str, tla_dir: Path = TLA_DIR, *, workers: int = 1,
             dump: Path | None = None, cfg: Path | None = None,
             extra: Sequence[str] = (), timeout: float | None = None) -> TlcRun:
     """Run TLC on ``tla/<model>.tla`` (with ``<model>.cfg`` or ``cfg``) in a scratch copy of
@@ -512,7 +570,7 @@ def run_tlc(jar: str, model: str, tla_dir: Path = TLA_DIR, *, workers: int = 2,
             shutil.copy(f, work / f.name)
         for f in tla_dir.glob("*.cfg"):
             shutil.copy(f, work / f.name)
-        cmd = [java, "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", str(workers),
+        cmd = [java, *JAVA_OPTS, "-cp", jar, "tlc2.TLC", "-workers", str(workers),
                "-cleanup", "-metadir", str(work / "states")]
         if cfg is not None:
             cmd += ["-config", str(cfg)]
@@ -582,15 +640,16 @@ def tlc_args(spec: Mapping[str, Any]) -> list[str]:
 
 def check_model_with_tlc(jar: str, name: str, spec: Mapping[str, Any],
                          tla_dir: Path = TLA_DIR, *, dump: Path | None = None,
-                         workers: int = 2) -> TlcRun:
+                         workers: int = 1, timeout: float | None = None) -> TlcRun:
     """Run TLC over one manifest model (a Trace model: over each of its traces)."""
     if spec["kind"] == "Trace":
         return run_trace_models(jar, name, spec, tla_dir, workers=workers)
-    return run_tlc(jar, name, tla_dir, workers=workers, dump=dump, extra=tlc_args(spec))
+    return run_tlc(jar, name, tla_dir, workers=workers, dump=dump, extra=tlc_args(spec),
+                   timeout=timeout)
 
 
 def run_trace_models(jar: str, name: str, spec: Mapping[str, Any], tla_dir: Path,
-                     *, workers: int = 2) -> TlcRun:
+                     *, workers: int = 1) -> TlcRun:
     """TLC over the Trace spec once per recorded trace (the trace file is a constant, so each
     run gets its own configuration); the runs' outputs are concatenated."""
     outputs: list[str] = []
@@ -620,7 +679,8 @@ def run_trace_models(jar: str, name: str, spec: Mapping[str, Any], tla_dir: Path
 
 
 def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None,
-           *, workers: int = 2, log: Callable[[str], None] = print) -> dict[str, Any]:
+           *, workers: int = 1, log: Callable[[str], None] = print,
+           timeout: float | None = None) -> dict[str, Any]:
     """Run TLC over the manifest's models and record what it said: the tlc figures in the
     manifest, TLC's output in results/<model>.txt, and each lockstep model's reachable state
     set (from TLC's -dump) as sorted fingerprints."""
@@ -631,7 +691,12 @@ def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None
         log(f"TLC: {name} ...")
         with tempfile.TemporaryDirectory(prefix="pausepoint-dump-") as tmp:
             dump = Path(tmp) / "states" if spec.get("states_file") else None
-            run = check_model_with_tlc(jar, name, spec, tla_dir, dump=dump, workers=workers)
+            try:
+                run = check_model_with_tlc(jar, name, spec, tla_dir, dump=dump,
+                                           workers=workers, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log(f"  TLC did not finish within {timeout} s: {name} not recorded")
+                continue
             if dump is not None and run.outcome == "pass":
                 dumped = Path(str(dump) + ".dump")
                 fps = [fingerprint(s) for s in parse_dump(dumped)]
@@ -649,8 +714,48 @@ def record(jar: str, tla_dir: Path = TLA_DIR, names: Sequence[str] | None = None
         problems = compare_tlc(run, {**spec, "tlc": {}})
         log(f"  {run.outcome} {' '.join(run.result_lines[-3:])}"
             + (f"  PROBLEM: {problems}" if problems else ""))
+    manifest["sources"] = source_hashes(tla_dir)
     (tla_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+# -- spec files against the recorded results -------------------------------------------------
+
+
+def source_hashes(tla_dir: Path = TLA_DIR) -> dict[str, str]:
+    """The SHA-256 of every .tla and .cfg file of the spec directory, by file name."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted([*tla_dir.glob("*.tla"), *tla_dir.glob("*.cfg")])}
+
+
+def source_problems(tla_dir: Path = TLA_DIR,
+                    manifest: Mapping[str, Any] | None = None) -> list[str]:
+    """The spec files that changed, appeared or disappeared since TLC's results were recorded
+    (the manifest's ``sources``): each needs ``pausepoint check --tlc JAR --record``."""
+    recorded: Mapping[str, str] = (manifest or load_manifest(tla_dir)).get("sources", {})
+    now = source_hashes(tla_dir)
+    problems = [f"{n}: changed since TLC's results were recorded" for n in sorted(now)
+                if n in recorded and recorded[n] != now[n]]
+    problems += [f"{n}: new, no TLC results recorded with it" for n in sorted(now)
+                 if n not in recorded]
+    problems += [f"{n}: recorded but gone" for n in sorted(recorded) if n not in now]
+    return problems
+
+
+def state_set_problems(dump: Path, spec: Mapping[str, Any], tla_dir: Path = TLA_DIR
+                       ) -> list[str]:
+    """Compare the states of a TLC ``-dump`` with the model's recorded state set: the
+    fingerprints each side has that the other lacks (not just how many there are)."""
+    got = {fingerprint(x) for x in parse_dump(dump)}
+    recorded = set(read_fingerprints(tla_dir / spec["states_file"]))
+    problems: list[str] = []
+    if got - recorded:
+        problems.append(f"state set: {len(got - recorded)} states TLC reaches now are not in "
+                        "the recorded set")
+    if recorded - got:
+        problems.append(f"state set: {len(recorded - got)} recorded states TLC no longer "
+                        "reaches")
+    return problems
 
 
 DUMP_HEAD_STATES: Final[int] = 60

@@ -246,6 +246,7 @@ class ModelDriver:
                   else decided.action.value)
         self._one(m.resume_read(self.cfg, self.sys, 0, r, k, response))
         self._one(m.resume_commit(self.cfg, self.sys, 0))
+        self._one(m.continue_run(self.cfg, self.sys, r))
         self.sys = attrs.evolve(self.sys, resumers=tuple(m.Resumer() for _ in self.sys.resumers))
         if was == Phase.CONSUMED:
             groups.add(Group.REPLAY)

@@ -7,16 +7,16 @@ Python model by :func:`validate`.  The format, ``pausepoint-trace/1``:
 * line 1, the header: ``{"format": "pausepoint-trace/1", "constants": {...}}`` -- the spec's
   constants, ready for TLA+: ``Scripts`` (a list per run of steps ``{"kind": "effect", "key"}``,
   ``{"kind": "ask", "names": [...]}`` or ``{"kind": "end"}``), ``Parents`` (1-based parent run,
-  0 for none), ``TTL``, ``MaxTime``, ``NResumers``, ``Responses``, ``MaxCrashes``;
+  0 for none), ``TTL``, ``MaxTime``, ``NResumers``, ``Responses``, ``MaxCrashes``,
+  ``Bindings``, ``NKeys``, ``SeededBugs``;
 * line 2: ``{"action": "Init", "args": {}, "state": {...}}``;
 * then one line per step: ``{"action": NAME, "args": {...}, "state": {...}}`` where NAME is a TLA+
-  action (``StartRun``, ``Execute``, ``ApplyEffect``, ``FinishEffect``, ``RecordTurn``,
-  ``ResumeRead``, ``ResumeCommit``, ``Tick``, ``Expire``, ``Cancel``, ``Crash``, ``Restart``,
-  ``Reconcile``), ``args`` its arguments by name (``run``, ``slot``, ``resumer``, ``response``,
-  ``applied``; indices 0-based, as an implementation numbers its runs in script order) and
-  ``state`` the observable post-state.  ``ResumeCommit`` lines may carry ``"result"``: what
-  the resume server answered (``consumed``, ``replayed``, an error code, or ``retry`` when the
-  row's version had moved and it read again).
+  action (the keys of :data:`ARG_NAMES`), ``args`` its arguments by name (``run``, ``slot``,
+  ``resumer``, ``response``, ``binding``, ``applied``, ``key``; indices 0-based, as an
+  implementation numbers its runs in script order) and ``state`` the observable post-state.
+  ``ResumeCommit`` lines may carry ``"result"``: what the resume server answered
+  (``consumed``, ``replayed``, an error code, or ``retry`` when the row's version had moved and
+  it read again).
 
 Every field of ``state`` is optional: a validator checks the fields present and nothing else, so
 an implementation emits what it can observe.  ``None`` is written as ``""`` (a response) and
@@ -41,11 +41,13 @@ FORMAT: Final[str] = "pausepoint-trace/1"
 
 ARG_NAMES: Final[dict[str, tuple[str, ...]]] = {
     "StartRun": ("run",), "Execute": ("run",), "ApplyEffect": ("run",),
-    "FinishEffect": ("run",), "Cancel": ("run",), "Restart": ("run",),
-    "RecordTurn": ("run", "slot"), "Expire": ("run", "slot"),
+    "FinishEffect": ("run",), "CancelBegin": ("run",), "CancelScan": ("run",),
+    "CancelFinish": ("run",), "Restart": ("run",), "Continue": ("run",),
+    "RecordTurn": ("run", "slot"), "RecordTurnFailed": ("run", "slot"),
+    "Expire": ("run", "slot"), "MarkUnknown": ("run", "slot"),
     "Reconcile": ("run", "slot", "applied"),
-    "ResumeRead": ("resumer", "run", "slot", "response"),
-    "ResumeCommit": ("resumer",), "Tick": (), "Crash": (),
+    "ResumeRead": ("resumer", "run", "slot", "response", "binding"),
+    "ResumeCommit": ("resumer",), "Tick": (), "Crash": (), "Rotate": (), "Retire": ("key",),
 }
 """Each action's arguments, by name, in the order of ``model.Labelled.args``."""
 
@@ -67,7 +69,8 @@ def header(cfg: m.Config) -> dict[str, Any]:
     return {"format": FORMAT, "constants": {
         "Scripts": scripts_to_json(cfg), "Parents": parents, "TTL": cfg.ttl,
         "MaxTime": cfg.max_time, "NResumers": cfg.resumers, "Responses": list(cfg.responses),
-        "MaxCrashes": cfg.max_crashes}}
+        "MaxCrashes": cfg.max_crashes, "Bindings": list(cfg.bindings), "NKeys": cfg.keys,
+        "SeededBugs": sorted(cfg.seeded_bugs)}}
 
 
 def config_from_header(h: Mapping[str, Any]) -> m.Config:
@@ -77,7 +80,9 @@ def config_from_header(h: Mapping[str, Any]) -> m.Config:
     parents = tuple(None if p == 0 else p - 1 for p in c["Parents"])
     return m.Config(scripts=scripts_from_json(c["Scripts"]), parents=parents, ttl=c["TTL"],
                     max_time=c["MaxTime"], resumers=c["NResumers"],
-                    responses=tuple(c["Responses"]), max_crashes=c["MaxCrashes"])
+                    responses=tuple(c["Responses"]), max_crashes=c["MaxCrashes"],
+                    bindings=tuple(c.get("Bindings", ["ok"])), keys=c.get("NKeys", 1),
+                    seeded_bugs=frozenset(c.get("SeededBugs", [])))
 
 
 def _pause(ps: PauseState) -> dict[str, Any]:
@@ -90,14 +95,17 @@ def _pause(ps: PauseState) -> dict[str, Any]:
 def observe(s: m.System) -> dict[str, Any]:
     """The observable fields of a model state, as a trace line's ``state``."""
     return {
-        "now": s.now, "crashes": s.crashes,
-        "runs": [{"phase": run.phase.value, "pc": run.pc,
+        "now": s.now, "crashes": s.crashes, "active_key": s.active_key,
+        "retired": sorted(s.retired),
+        "runs": [{"phase": run.phase.value, "pc": run.pc, "cancel": run.cancel.value,
                   "journal": [j.value for j in run.journal], "counts": list(run.counts),
                   "slots": [{"kind": x.kind.value, "pc": x.pc, "version": x.version,
-                             "consumes": x.consumes, **_pause(x.state)} for x in run.slots]}
+                             "consumes": x.consumes, "kid": x.kid, "root": x.root,
+                             "write": x.write.value, **_pause(x.state)} for x in run.slots]}
                  for run in s.runs],
         "resumers": [{"phase": res.phase.value,
                       "run": res.run, "slot": res.slot, "response": res.response,
+                      "binding": res.binding, "told": res.told,
                       "seen_version": res.seen_version} for res in s.resumers],
     }
 
@@ -133,7 +141,8 @@ class TraceWriter:
         return "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in self.lines)
 
 
-RARE: Final[dict[str, float]] = {"Cancel": 0.05, "Crash": 0.15, "Tick": 0.3}
+RARE: Final[dict[str, float]] = {"CancelBegin": 0.05, "Crash": 0.15, "Tick": 0.3,
+                                 "Retire": 0.3, "Rotate": 0.3}
 """Default walk weights: actions that end or reset a run are drawn less often, so a walk
 gets somewhere before it is cut short (every other action weighs 1)."""
 
