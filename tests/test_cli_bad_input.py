@@ -157,7 +157,9 @@ def test_every_subcommand_help_works(capsys: pytest.CaptureFixture[str]) -> None
 def test_a_peer_without_its_extra_names_the_extra(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A module that imports a framework that is not installed names what to install."""
-    monkeypatch.setitem(sys.modules, "langgraph", None)  # import langgraph -> ImportError
+    # import langgraph (and any of its submodules an earlier test imported) -> ImportError
+    for name in ["langgraph", *[m for m in sys.modules if m.startswith("langgraph.")]]:
+        monkeypatch.setitem(sys.modules, name, None)
     for name in [m for m in sys.modules if m.startswith("pausepoint_conformance.peers.")]:
         monkeypatch.delitem(sys.modules, name)
     code = _run(["conform", "--adapter",
