@@ -1,5 +1,5 @@
-"""Peer adapters: other frameworks' own pause/resume primitives behind the adapter port, so
-the suite measures what each framework guarantees by itself (``docs/peers.md``).
+"""Peers -- for users of other frameworks: their own pause/resume primitives behind the adapter
+port, so the suite measures what each framework guarantees by itself (``docs/peers.md``).
 
 Each peer needs its framework installed (the ``peers`` extra); importing this package does
 not import any of them.  :data:`PEERS` lists them; :mod:`.matrix` measures them and writes

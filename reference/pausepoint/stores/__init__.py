@@ -1,5 +1,5 @@
-"""Store implementations of the ports: in memory, SQLite (the embedded durable default) and
-PostgreSQL (many resume servers sharing one ledger).
+"""Stores -- for deployers: the ports in memory, on SQLite (the embedded durable default) and
+on PostgreSQL (many resume servers sharing one ledger).
 
 Each store is a bundle (:class:`StoreBundle`) with one facet per port -- ``ledger``,
 ``checkpoints``, ``payloads``, ``effects``, ``runs`` -- over one backing store.
