@@ -92,7 +92,7 @@ def test_every_folder_says_who_it_is_for() -> None:
             doc = ast.get_docstring(ast.parse(init.read_text())) or ""
             if init.parent != base and not re.search(r"\bfor\b", doc.split("\n", 1)[0]):
                 missing.append(str(init.relative_to(ROOT)))
-    assert not missing, f"these folders' first docstring line does not say who they are for: {missing}"
+    assert not missing, f"first docstring line does not say who the folder is for: {missing}"
 
 
 def mermaid() -> str:
@@ -107,8 +107,8 @@ def mermaid() -> str:
 
 def test_architecture_page_draws_the_current_import_structure() -> None:
     page = (ROOT / "docs" / "architecture.md").read_text()
-    block = re.search(r"<!-- import-graph:start -->\n```mermaid\n(.*?)```\n<!-- import-graph:end -->",
-                      page, re.DOTALL)
+    block = re.search(r"<!-- import-graph:start -->\n```mermaid\n(.*?)```\n"
+                      r"<!-- import-graph:end -->", page, re.DOTALL)
     assert block, "docs/architecture.md has no import-graph block"
     assert block.group(1).strip() == mermaid().strip(), (
         "docs/architecture.md's import graph is stale; the current one:\n" + mermaid())
