@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Iterator
+from functools import cache
 
 import attrs
 import pytest
@@ -32,7 +33,6 @@ from pausepoint.core.lifecycle import (
     Refusal,
     Resolution,
     Resume,
-    step,
 )
 
 E = ErrorCode
@@ -120,27 +120,26 @@ def alphabet() -> Iterator[lc.Event]:
         yield Reconcile(r)
 
 
-def reachable() -> set[PauseState]:
+@cache
+def reachable(m: lc.Machine = lc.MACHINE) -> frozenset[PauseState]:
     """Every state reachable from ``PauseState()`` over :func:`alphabet` (breadth first)."""
     seen = {PauseState()}
     todo = deque(seen)
     while todo:
         s = todo.popleft()
         for e in alphabet():
-            out = step(s, e)
+            out = m.step(s, e)
             if isinstance(out, Accepted) and out.state not in seen:
                 seen.add(out.state)
                 todo.append(out.state)
-    return seen
+    return frozenset(seen)
 
 
-REACHABLE = reachable()
 
-
-def test_reachable_set_is_not_vacuous() -> None:
-    assert {s.phase for s in REACHABLE} == set(Phase)
-    assert any(s.phase == Phase.CONSUMED and s.response_digest == "b" for s in REACHABLE)
-    assert any(s.phase == Phase.UNKNOWN_OUTCOME and not s.turn_recorded for s in REACHABLE)
+def test_reachable_set_is_not_vacuous(m: lc.Machine = lc.MACHINE) -> None:
+    assert {s.phase for s in reachable(m)} == set(Phase)
+    assert any(s.phase == Phase.CONSUMED and s.response_digest == "b" for s in reachable(m))
+    assert any(s.phase == Phase.UNKNOWN_OUTCOME and not s.turn_recorded for s in reachable(m))
 
 
 # -- pause: refusal order --------------------------------------------------------------------
@@ -158,12 +157,13 @@ PAUSE_LADDER = [
 
 
 @pytest.mark.parametrize(("flag", "code", "cited"), PAUSE_LADDER)
-def test_pause_refusal_order_each_check_in_turn(flag: str, code: ErrorCode, cited: str) -> None:
+def test_pause_refusal_order_each_check_in_turn(flag: str, code: ErrorCode, cited: str,
+                                                m: lc.Machine = lc.MACHINE) -> None:
     """`pause.refusal.order`: with every earlier check passing and this and every later one
     failing, this check decides the code and clause."""
     i = PAUSE_FLAGS.index(flag)
     facts = {f: j < i for j, f in enumerate(PAUSE_FLAGS)}
-    out = step(PauseState(), Pause(expires_at=EXPIRES, **facts))
+    out = m.step(PauseState(), Pause(expires_at=EXPIRES, **facts))
     assert isinstance(out, Refusal), out
     assert (out.code, out.clause) == (code, clause(cited))
 
@@ -178,12 +178,13 @@ def expected_pause(facts: dict[str, bool]) -> ErrorCode | None:
     return None
 
 
-def test_pause_first_failing_check_decides_for_every_combination() -> None:
+def test_pause_first_failing_check_decides_for_every_combination(
+        m: lc.Machine = lc.MACHINE) -> None:
     """`pause.refusal.order`, `pause.refusal.before-mint`: all 16 combinations of the four facts;
     accepted only when all hold, and then the state is paused with the expiry set."""
     for bits in itertools.product((True, False), repeat=4):
         facts = dict(zip(PAUSE_FLAGS, bits, strict=True))
-        out = step(PauseState(), Pause(expires_at=EXPIRES, **facts))
+        out = m.step(PauseState(), Pause(expires_at=EXPIRES, **facts))
         want = expected_pause(facts)
         if want is None:
             assert out == Accepted(PauseState(Phase.PAUSED, EXPIRES), Action.PAUSED,
@@ -192,11 +193,11 @@ def test_pause_first_failing_check_decides_for_every_combination() -> None:
             assert isinstance(out, Refusal) and out.code == want, (facts, out)
 
 
-def test_a_second_pause_of_a_live_pause_point_is_refused() -> None:
+def test_a_second_pause_of_a_live_pause_point_is_refused(m: lc.Machine = lc.MACHINE) -> None:
     """`lifecycle.transition.table`: pause only from running."""
-    for s in REACHABLE:
+    for s in reachable(m):
         if s.phase != Phase.RUNNING:
-            out = step(s, Pause(expires_at=EXPIRES))
+            out = m.step(s, Pause(expires_at=EXPIRES))
             assert isinstance(out, Refusal)
             assert out.code in {E.INVALID_TRANSITION, E.PAUSE_CONSUMED, E.PAUSE_EXPIRED,
                                 E.PAUSE_CANCELLED}
@@ -269,7 +270,8 @@ ORDER = list(LATER_FAILURES)
 
 @pytest.mark.parametrize(("state", "fail", "code", "cited"), RESUME_LADDER)
 def test_resume_refusal_order_each_check_in_turn(state: PauseState, fail: dict[str, object],
-                                                 code: ErrorCode, cited: str) -> None:
+                                                 code: ErrorCode, cited: str,
+                                                 m: lc.Machine = lc.MACHINE) -> None:
     """`resume.refusal.order`: this check fails, every earlier one passes, and every later
     per-request check fails too -- yet this one decides the code and clause."""
     later: dict[str, object] = {}
@@ -279,23 +281,24 @@ def test_resume_refusal_order_each_check_in_turn(state: PauseState, fail: dict[s
     elif state.phase in TERMINAL:  # a decided phase: the response check comes later
         later = {"response_valid": False}
     fields: dict[str, object] = {"now": 0, "response_digest": "a", **later, **fail}
-    out = step(state, Resume(**fields))  # type: ignore[arg-type]
+    out = m.step(state, Resume(**fields))  # type: ignore[arg-type]
     assert isinstance(out, Refusal), out
     assert (out.code, out.clause) == (code, clause(cited))
 
 
-def test_resume_outcome_for_every_reachable_state_and_fact_combination() -> None:
+def test_resume_outcome_for_every_reachable_state_and_fact_combination(
+        m: lc.Machine = lc.MACHINE) -> None:
     """`resume.refusal.order`, `race.decided-once`, `replay.same-response`: the table agrees
     with the clause-order transcription for every reachable state, every combination of the
     five request facts, clock readings around the expiry and both responses."""
     n = 0
-    for s in REACHABLE:
+    for s in reachable(m):
         for bits in itertools.product((True, False), repeat=5):
             for now in (0, EXPIRES - 1, EXPIRES, EXPIRES + 1):
                 for d in ("a", "b"):
                     e = Resume(now=now, response_digest=d,
                                **dict(zip(RESUME_FLAGS, bits, strict=True)))
-                    out = step(s, e)
+                    out = m.step(s, e)
                     want = expected_resume(s, e)
                     got = out.action if isinstance(out, Accepted) else out.code
                     assert got == want, (s, e, out)
@@ -303,15 +306,15 @@ def test_resume_outcome_for_every_reachable_state_and_fact_combination() -> None
     assert n > 1000
 
 
-def test_consume_records_the_response_and_time() -> None:
+def test_consume_records_the_response_and_time(m: lc.Machine = lc.MACHINE) -> None:
     """`resume.consume.at-most-once`, `resume.continuation.recorded-turn`: a consume records
     the response digest and when, keeps the turn, and a second consume is impossible."""
-    out = step(RESUMABLE, Resume(now=3, response_digest="a"))
+    out = m.step(RESUMABLE, Resume(now=3, response_digest="a"))
     assert out == Accepted(attrs.evolve(RESUMABLE, phase=Phase.CONSUMED, response_digest="a",
                                         consumed_at=3), Action.CONSUMED,
                            "resume.consume.single-winner")
     assert isinstance(out, Accepted)
-    again = step(out.state, Resume(now=4, response_digest="a"))
+    again = m.step(out.state, Resume(now=4, response_digest="a"))
     assert isinstance(again, Accepted) and again.action == Action.REPLAYED
     assert again.state == out.state
 
@@ -319,51 +322,51 @@ def test_consume_records_the_response_and_time() -> None:
 # -- other events ----------------------------------------------------------------------------
 
 
-def test_record_turn_earns_resumable_only_on_a_reported_write() -> None:
+def test_record_turn_earns_resumable_only_on_a_reported_write(m: lc.Machine = lc.MACHINE) -> None:
     """`turn.resumable.earned`, `turn.write-failed.stays-paused`."""
     paused = PauseState(Phase.PAUSED, EXPIRES)
-    ok = step(paused, RecordTurn(True))
+    ok = m.step(paused, RecordTurn(True))
     assert ok == Accepted(attrs.evolve(paused, phase=Phase.RESUMABLE, turn_recorded=True),
                           Action.TURN_RECORDED, "turn.resumable.earned")
-    bad = step(paused, RecordTurn(False))
+    bad = m.step(paused, RecordTurn(False))
     assert isinstance(bad, Refusal) and bad.code == E.CHECKPOINT_WRITE_FAILED
     assert bad.clause == clause("turn.write-failed.stays-paused")
     unknown = PauseState(Phase.UNKNOWN_OUTCOME, EXPIRES)
-    out = step(unknown, RecordTurn(True))  # recorded, but still blocked on the outcome
+    out = m.step(unknown, RecordTurn(True))  # recorded, but still blocked on the outcome
     assert isinstance(out, Accepted) and out.state.phase == Phase.UNKNOWN_OUTCOME
     assert out.state.turn_recorded
 
 
-def test_expire_only_when_due() -> None:
+def test_expire_only_when_due(m: lc.Machine = lc.MACHINE) -> None:
     """`expiry.transition`: at expires_at a live pause expires; before it, not_due."""
     for s in (PauseState(Phase.PAUSED, EXPIRES), RESUMABLE,
               PauseState(Phase.UNKNOWN_OUTCOME, EXPIRES)):
-        early = step(s, Expire(now=EXPIRES - 1))
+        early = m.step(s, Expire(now=EXPIRES - 1))
         assert isinstance(early, Refusal) and early.code == E.NOT_DUE
-        due = step(s, Expire(now=EXPIRES))
+        due = m.step(s, Expire(now=EXPIRES))
         assert isinstance(due, Accepted) and due.state == attrs.evolve(s, phase=Phase.EXPIRED)
 
 
-def test_unknown_outcome_and_reconcile() -> None:
+def test_unknown_outcome_and_reconcile(m: lc.Machine = lc.MACHINE) -> None:
     """`effect.unknown-outcome`, `effect.reconcile`, `resume.unknown-outcome.blocks`: marked
     unknown from paused or resumable; every resolution goes back to where the turn allows."""
     for s in (PauseState(Phase.PAUSED, EXPIRES), RESUMABLE):
-        out = step(s, MarkUnknown())
+        out = m.step(s, MarkUnknown())
         assert isinstance(out, Accepted) and out.state.phase == Phase.UNKNOWN_OUTCOME
-        blocked = step(out.state, Resume(now=0, response_digest="a"))
+        blocked = m.step(out.state, Resume(now=0, response_digest="a"))
         assert isinstance(blocked, Refusal) and blocked.code == E.OUTCOME_UNKNOWN
         for r in Resolution:
-            back = step(out.state, Reconcile(r))
+            back = m.step(out.state, Reconcile(r))
             assert isinstance(back, Accepted) and back.state == s
     for s in (PauseState(Phase.PAUSED, EXPIRES), RESUMABLE):
-        out = step(s, Reconcile(Resolution.APPLIED))
+        out = m.step(s, Reconcile(Resolution.APPLIED))
         assert isinstance(out, Refusal) and out.code == E.INVALID_TRANSITION
 
 
-def test_cancel_from_every_non_terminal_phase() -> None:
+def test_cancel_from_every_non_terminal_phase(m: lc.Machine = lc.MACHINE) -> None:
     """`cancel.distinct`."""
-    for s in REACHABLE:
-        out = step(s, Cancel())
+    for s in reachable(m):
+        out = m.step(s, Cancel())
         if s.phase in TERMINAL:
             assert isinstance(out, Refusal)
         else:
@@ -374,14 +377,14 @@ def test_cancel_from_every_non_terminal_phase() -> None:
 # -- absorbing, refusal changes nothing, invariants ------------------------------------------
 
 
-def test_terminal_phases_absorb_every_event() -> None:
+def test_terminal_phases_absorb_every_event(m: lc.Machine = lc.MACHINE) -> None:
     """`lifecycle.terminal.absorbing`: from consumed, expired and cancelled no event of the
     alphabet changes the state (a replay is accepted and changes nothing)."""
-    terminal = [s for s in REACHABLE if s.phase in TERMINAL]
+    terminal = [s for s in reachable(m) if s.phase in TERMINAL]
     assert {s.phase for s in terminal} == TERMINAL
     for s in terminal:
         for e in alphabet():
-            out = step(s, e)
+            out = m.step(s, e)
             if isinstance(out, Accepted):
                 assert out.action == Action.REPLAYED and out.state == s, (s, e, out)
             else:
@@ -392,15 +395,15 @@ def test_terminal_phases_absorb_every_event() -> None:
                     Phase.CANCELLED: E.PAUSE_CANCELLED}[s.phase], (s, e, out)
 
 
-def test_a_refusal_carries_no_state_and_leaves_the_input_alone() -> None:
+def test_a_refusal_carries_no_state_and_leaves_the_input_alone(m: lc.Machine = lc.MACHINE) -> None:
     """`lifecycle.refusal.no-change`, `lifecycle.transition.table`: a refusal is a value with a
     clause, a code and a message -- no new state -- and the state given in is untouched."""
     assert "state" not in attrs.fields_dict(Refusal)
     refusals = 0
-    for s in REACHABLE:
+    for s in reachable(m):
         before = attrs.asdict(s)
         for e in alphabet():
-            out = step(s, e)
+            out = m.step(s, e)
             assert attrs.asdict(s) == before
             if isinstance(out, Refusal):
                 refusals += 1
@@ -408,14 +411,15 @@ def test_a_refusal_carries_no_state_and_leaves_the_input_alone() -> None:
     assert refusals > 100
 
 
-def test_invariants_are_preserved_by_every_step_from_every_reachable_state() -> None:
+def test_invariants_are_preserved_by_every_step_from_every_reachable_state(
+        m: lc.Machine = lc.MACHINE) -> None:
     """`resume.consume.at-most-once`, `expiry.no-consume-after`, `turn.resumable.earned`:
     PAUSE_INVARIANTS hold in every reachable state and after every accepted step; a consume
     happens only strictly before expires_at."""
-    for s in REACHABLE:
+    for s in reachable(m):
         assert lc.invariants_hold(s), s
         for e in alphabet():
-            out = step(s, e)
+            out = m.step(s, e)
             if isinstance(out, Accepted):
                 assert lc.invariants_hold(out.state), (s, e, out)
                 if out.action == Action.CONSUMED:
@@ -430,3 +434,73 @@ def test_the_invariants_can_fail() -> None:
         PauseState(Phase.CONSUMED, EXPIRES, True, "a", consumed_at=EXPIRES))
     assert not lc.inv_consumed_before_expiry(PauseState(Phase.CONSUMED, EXPIRES, True, None, 0))
     assert not lc.inv_consumed_before_expiry(PauseState(Phase.PAUSED, EXPIRES, False, "a"))
+
+
+# -- the table is faithful: frozen, expiry in rows, targets that updates cannot overrule -------
+
+
+def test_the_table_is_frozen() -> None:
+    """Rows, checks and the machine's maps cannot be changed in place: a variant is a new
+    machine built from the table's values."""
+    row = lc.MACHINE.index[(Resume, Phase.RESUMABLE)]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        row.target = Phase.EXPIRED  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        lc.MACHINE.index[(Resume, Phase.RESUMABLE)] = row  # type: ignore[index]
+    with pytest.raises(TypeError):
+        lc.COMMON_CHECKS[Resume] = ()  # type: ignore[index]
+    assert isinstance(lc.TABLE, tuple) and isinstance(lc.RESUME_CHECKS, tuple)
+
+
+def test_every_row_decides_something_in_some_reachable_state() -> None:
+    """No dead row: each (event, phase) row is the one that decides at least one event of the
+    alphabet from a reachable state -- the (Resume, expired) row among them -- which a check
+    common to every phase that pre-empted a row would break."""
+    decided: set[tuple[type[lc.Event], Phase]] = set()
+    for s in reachable():
+        for e in alphabet():
+            out = lc.step(s, e)
+            row = lc.row_for(s, e)
+            if isinstance(out, Accepted) or out.message == row.message or any(
+                    out.message == c.message for c in row.checks):
+                decided.add((row.event, row.source))
+    assert (Resume, Phase.EXPIRED) in decided
+    missing = {(r.event.__name__, r.source.value) for r in lc.TABLE} - {
+        (ev.__name__, ph.value) for ev, ph in decided}
+    assert not missing, missing
+
+
+def test_expiry_is_decided_by_the_rows() -> None:
+    """`resume.expiry`: no check common to every resume reads the clock; the live rows refuse
+    at expires_at, the expired row always, and a decided pause answers for what won."""
+    assert all(c.name != "expiry" for c in lc.RESUME_CHECKS)
+    for phase in LIVE:
+        names = [c.name for c in lc.MACHINE.index[(Resume, phase)].checks]
+        assert names[0] == "expiry", (phase, names)
+    late = Resume(now=EXPIRES + 5, response_digest="a")
+    out = lc.step(attrs.evolve(RESUMABLE, phase=Phase.EXPIRED), late)
+    assert isinstance(out, Refusal) and out.code == E.PAUSE_EXPIRED
+    assert out.message == lc.MACHINE.index[(Resume, Phase.EXPIRED)].message
+
+
+def test_a_rows_update_cannot_overrule_its_declared_target() -> None:
+    """The phase after an accepted step is the row's declared target: an update that sets
+    another phase is overruled."""
+    row = lc.MACHINE.index[(Resume, Phase.RESUMABLE)]
+    sneaky = lc.MACHINE.with_row(attrs.evolve(
+        row, update=lambda s, e: attrs.evolve(s, phase=Phase.EXPIRED, consumed_at=0,
+                                              response_digest="a")))
+    out = sneaky.step(RESUMABLE, Resume(now=0, response_digest="a"))
+    assert isinstance(out, Accepted) and out.state.phase == Phase.CONSUMED
+
+
+def test_changing_the_consume_rows_target_fails_the_lifecycle_tests() -> None:
+    """By mutation: the consume row's target changed to ``expired`` -- the tests above,
+    run on that machine, fail (and the diagram's edges change with it)."""
+    row = lc.MACHINE.index[(Resume, Phase.RESUMABLE)]
+    mutant = lc.MACHINE.with_row(attrs.evolve(row, target=Phase.EXPIRED))
+    with pytest.raises(AssertionError, match="Accepted"):
+        test_consume_records_the_response_and_time(mutant)
+    with pytest.raises(AssertionError):
+        test_invariants_are_preserved_by_every_step_from_every_reachable_state(mutant)
+    assert (Phase.RESUMABLE, "Resume", Phase.CONSUMED) in lc.transitions()

@@ -14,7 +14,8 @@ docs and the transition list in ``spec/contract.md``.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Final
 
 import attrs
@@ -167,19 +168,44 @@ class Guard:
 
 
 @attrs.frozen
+class Choice:
+    """A target decided by the state the row starts from: ``then`` when ``when`` holds of it,
+    ``otherwise`` when not (reconcile returns to ``resumable`` only when the turn was
+    recorded).  Both are declared in the table, so the diagram draws both arrows."""
+
+    when: Callable[[PauseState], bool]
+    then: Phase
+    otherwise: Phase
+    reads: str = ""
+
+    def pick(self, s: PauseState) -> Phase:
+        return self.then if self.when(s) else self.otherwise
+
+
+@attrs.frozen
 class Row:
-    """A table row: from ``source`` on ``event``, after ``checks``, go to ``target``
-    (``update`` fills the new state's fields) -- or, with ``refuse`` set, refuse."""
+    """A table row: from ``source`` on ``event``, after ``checks``, go to ``target`` --
+    or, with ``refuse`` set, refuse.  ``update`` fills the new state's *other* fields; the
+    phase is always the declared target (:meth:`Machine.step` sets it last), so a row cannot
+    land anywhere its declaration does not say."""
 
     event: type[Event]
     source: Phase
     clause: ClauseId
-    target: Phase | None = None
+    target: Phase | Choice | None = None
     action: Action | None = None
     checks: tuple[Guard, ...] = ()
     refuse: ErrorCode | None = None
     message: str = ""
     update: Update | None = None
+
+    def targets(self) -> tuple[Phase, ...]:
+        """Every phase this row may land in (none for a refusing row)."""
+        if self.refuse is not None or self.target is None:
+            return ()
+        if isinstance(self.target, Choice):
+            return (self.target.then, self.target.otherwise)
+        return (self.target,)
 
 
 
@@ -201,21 +227,22 @@ PAUSE_CHECKS: Final[tuple[Guard, ...]] = (
 )
 
 
-def _not_expired(s: PauseState, e: Event) -> bool:
-    assert isinstance(e, Resume)
-    if s.phase == Phase.EXPIRED:
-        return False
-    if s.phase in LIVE:
-        return e.now < s.expires_at
-    return True  # consumed and cancelled were decided before expiry could win
-
-
 RESUME_CHECKS: Final[tuple[Guard, ...]] = (
     Guard("authentic", "resume.token.authentic", ErrorCode.TOKEN_INVALID,
           "the token does not verify under the key ring",
           lambda s, e: isinstance(e, Resume) and e.authentic),
-    Guard("expiry", "resume.expiry", ErrorCode.PAUSE_EXPIRED,
-          "the pause expired before this answer arrived", _not_expired),
+)
+"""What every resume passes before its row is looked up.  Expiry, binding, scope and
+authority are checks of the rows (in this order), so each state decides what expiry means
+for it: a live pause refuses at or after ``expires_at``, an expired one always, a consumed or
+cancelled one was decided before expiry could win."""
+
+_UNEXPIRED: Final[Guard] = Guard(
+    "expiry", "resume.expiry", ErrorCode.PAUSE_EXPIRED,
+    "the pause expired before this answer arrived",
+    lambda s, e: isinstance(e, Resume) and e.now < s.expires_at)
+
+_REQUEST_CHECKS: Final[tuple[Guard, ...]] = (
     Guard("binding", "resume.binding.run", ErrorCode.BINDING_MISMATCH,
           "the token is bound to another run, root run or session",
           lambda s, e: isinstance(e, Resume) and e.binding_ok),
@@ -226,6 +253,7 @@ RESUME_CHECKS: Final[tuple[Guard, ...]] = (
           "the responder has no authority for this decision at resume time",
           lambda s, e: isinstance(e, Resume) and e.authorized),
 )
+_LIVE_RESUME: Final[tuple[Guard, ...]] = (_UNEXPIRED, *_REQUEST_CHECKS)
 
 _RESPONSE_CHECK: Final[Guard] = Guard(
     "response", "resume.response.schema", ErrorCode.RESPONSE_INVALID,
@@ -247,45 +275,44 @@ _WRITTEN: Final[Guard] = Guard(
     "the turn-checkpoint write did not report success, so the pause stays paused",
     lambda s, e: isinstance(e, RecordTurn) and e.written)
 
-COMMON_CHECKS: Final[dict[type[Event], tuple[Guard, ...]]] = {
+COMMON_CHECKS: Final[Mapping[type[Event], tuple[Guard, ...]]] = MappingProxyType({
     Pause: PAUSE_CHECKS,
     Resume: RESUME_CHECKS,
-}
+})
+
+
+# Updates fill fields other than the phase (the row's target decides the phase).
 
 
 def _paused(s: PauseState, e: Event) -> PauseState:
     assert isinstance(e, Pause)
-    return PauseState(phase=Phase.PAUSED, expires_at=e.expires_at)
+    return PauseState(expires_at=e.expires_at)
 
 
 def _consume(s: PauseState, e: Event) -> PauseState:
     assert isinstance(e, Resume)
-    return attrs.evolve(s, phase=Phase.CONSUMED, response_digest=e.response_digest,
-                        consumed_at=e.now)
+    return attrs.evolve(s, response_digest=e.response_digest, consumed_at=e.now)
 
 
 def _turn(s: PauseState, e: Event) -> PauseState:
-    return attrs.evolve(s, phase=Phase.RESUMABLE if s.phase == Phase.PAUSED else s.phase,
-                        turn_recorded=True)
+    return attrs.evolve(s, turn_recorded=True)
 
 
-def _reconciled(s: PauseState, e: Event) -> PauseState:
-    return attrs.evolve(s, phase=Phase.RESUMABLE if s.turn_recorded else Phase.PAUSED)
+def _turn_recorded(s: PauseState) -> bool:
+    return s.turn_recorded
 
 
-_DECIDED: Final[dict[Phase, tuple[ErrorCode, str]]] = {
+_DECIDED: Final[Mapping[Phase, tuple[ErrorCode, str]]] = MappingProxyType({
     Phase.CONSUMED: (ErrorCode.PAUSE_CONSUMED, "the pause was already answered"),
     Phase.EXPIRED: (ErrorCode.PAUSE_EXPIRED, "the pause already expired"),
     Phase.CANCELLED: (ErrorCode.PAUSE_CANCELLED, "the pause was cancelled"),
-}
+})
 
 
 def _decided_rows(event: type[Event], skip: frozenset[Phase] = frozenset()) -> tuple[Row, ...]:
     """Terminal phases are absorbing: every event on them is refused, naming what won."""
     return tuple(
-        Row(event, phase, "lifecycle.terminal.absorbing" if event is not Resume
-            else ("cancel.distinct" if phase == Phase.CANCELLED else "race.decided-once"),
-            refuse=code, message=msg)
+        Row(event, phase, "lifecycle.terminal.absorbing", refuse=code, message=msg)
         for phase, (code, msg) in _DECIDED.items() if phase not in skip)
 
 
@@ -311,19 +338,23 @@ TABLE: Final[tuple[Row, ...]] = (
         A.TURN_RECORDED, checks=(_WRITTEN,), update=_turn),
     *_invalid(RecordTurn, P.RUNNING, P.RESUMABLE),
     *_decided_rows(RecordTurn),
-    # resume: the common checks, then by phase
+    # resume: authenticity first, then by phase -- expiry decided here, row by row
     Row(Resume, P.RESUMABLE, "resume.consume.single-winner", P.CONSUMED, A.CONSUMED,
-        checks=(_RESPONSE_CHECK,), update=_consume),
-    Row(Resume, P.UNKNOWN_OUTCOME, "resume.unknown-outcome.blocks", checks=(_RESPONSE_CHECK,),
-        refuse=ErrorCode.OUTCOME_UNKNOWN,
+        checks=(*_LIVE_RESUME, _RESPONSE_CHECK), update=_consume),
+    Row(Resume, P.UNKNOWN_OUTCOME, "resume.unknown-outcome.blocks",
+        checks=(*_LIVE_RESUME, _RESPONSE_CHECK), refuse=ErrorCode.OUTCOME_UNKNOWN,
         message="an effect's outcome is unknown; reconcile it before resuming"),
-    Row(Resume, P.PAUSED, "turn.write-failed.stays-paused", checks=(_RESPONSE_CHECK,),
-        refuse=ErrorCode.NOT_RESUMABLE,
+    Row(Resume, P.PAUSED, "turn.write-failed.stays-paused",
+        checks=(*_LIVE_RESUME, _RESPONSE_CHECK), refuse=ErrorCode.NOT_RESUMABLE,
         message="the turn checkpoint was never recorded, so there is nothing to continue"),
     Row(Resume, P.CONSUMED, "replay.same-response", P.CONSUMED, A.REPLAYED,
-        checks=(_SAME_RESPONSE,)),
-    *_decided_rows(Resume, skip=frozenset({P.CONSUMED})),
-    *_invalid(Resume, P.RUNNING),
+        checks=(*_REQUEST_CHECKS, _SAME_RESPONSE)),
+    Row(Resume, P.EXPIRED, "resume.expiry", refuse=ErrorCode.PAUSE_EXPIRED,
+        message="the pause expired before this answer arrived"),
+    Row(Resume, P.CANCELLED, "cancel.distinct", checks=_REQUEST_CHECKS,
+        refuse=ErrorCode.PAUSE_CANCELLED, message="the pause was cancelled"),
+    Row(Resume, P.RUNNING, "lifecycle.transition.table", checks=_REQUEST_CHECKS,
+        refuse=ErrorCode.INVALID_TRANSITION, message="Resume is not a transition from running"),
     # expire: only once the clock has reached expires_at
     *(Row(Expire, p, "expiry.transition", P.EXPIRED, A.EXPIRED, checks=(_DUE,))
       for p in (P.PAUSED, P.RESUMABLE, P.UNKNOWN_OUTCOME)),
@@ -341,22 +372,72 @@ TABLE: Final[tuple[Row, ...]] = (
     *_invalid(MarkUnknown, P.RUNNING),
     *_decided_rows(MarkUnknown),
     # reconcile: applied / not_applied / compensated, back to where the turn allows
-    Row(Reconcile, P.UNKNOWN_OUTCOME, "effect.reconcile", None, A.RECONCILED,
-        update=_reconciled),
+    Row(Reconcile, P.UNKNOWN_OUTCOME, "effect.reconcile",
+        Choice(_turn_recorded, P.RESUMABLE, P.PAUSED, reads="turn_recorded"), A.RECONCILED),
     *_invalid(Reconcile, P.RUNNING, P.PAUSED, P.RESUMABLE),
     *_decided_rows(Reconcile),
 )
 
-_INDEX: Final[dict[tuple[type[Event], Phase], Row]] = {}
-for _row in TABLE:
-    _key = (_row.event, _row.source)
-    assert _key not in _INDEX, f"two rows for {_key}"
-    _INDEX[_key] = _row
-assert len(_INDEX) == len(EVENT_TYPES) * len(Phase), "the table must be total"
+
+@attrs.frozen(eq=False)
+class Machine:
+    """The table and the common checks, read by :meth:`step`.  Frozen: a variant (a broken
+    one in the tests, say) is a new machine built from these values (:meth:`with_row`,
+    :meth:`with_common`), never an edit of this module."""
+
+    rows: tuple[Row, ...]
+    common: Mapping[type[Event], tuple[Guard, ...]] = attrs.field(
+        converter=lambda m: MappingProxyType(dict(m)))
+    index: Mapping[tuple[type[Event], Phase], Row] = attrs.field(init=False)
+
+    @index.default
+    def _index(self) -> Mapping[tuple[type[Event], Phase], Row]:
+        out: dict[tuple[type[Event], Phase], Row] = {}
+        for row in self.rows:
+            key = (row.event, row.source)
+            if key in out:
+                raise ValueError(f"two rows for {key}")
+            if (row.refuse is None) == (row.target is None):
+                raise ValueError(f"the row for {key} must either refuse or have a target")
+            out[key] = row
+        if len(out) != len(EVENT_TYPES) * len(Phase):
+            raise ValueError("the table must be total")
+        return MappingProxyType(out)
+
+    def row_for(self, state: PauseState, event: Event) -> Row:
+        return self.index[(type(event), state.phase)]
+
+    def with_row(self, row: Row) -> Machine:
+        """This machine with the row for ``(row.event, row.source)`` replaced by ``row``."""
+        return Machine(tuple(row if (r.event, r.source) == (row.event, row.source) else r
+                             for r in self.rows), self.common)
+
+    def with_common(self, event: type[Event], checks: tuple[Guard, ...]) -> Machine:
+        return Machine(self.rows, {**self.common, event: checks})
+
+    def step(self, state: PauseState, event: Event) -> StepOutcome:
+        """Apply ``event`` to ``state``: the new state, or a refusal that changes nothing."""
+        for check in self.common.get(type(event), ()):
+            if not check.holds(state, event):
+                return _refuse(check)
+        row = self.row_for(state, event)
+        for check in row.checks:
+            if not check.holds(state, event):
+                return _refuse(check)
+        if row.refuse is not None:
+            return Refusal(row.clause, row.refuse, row.message)
+        assert row.action is not None and row.target is not None
+        target = row.target.pick(state) if isinstance(row.target, Choice) else row.target
+        new = row.update(state, event) if row.update is not None else state
+        return Accepted(attrs.evolve(new, phase=target), row.action, row.clause)
+
+
+MACHINE: Final[Machine] = Machine(TABLE, COMMON_CHECKS)
+"""The lifecycle: :data:`TABLE` with :data:`COMMON_CHECKS`."""
 
 
 def row_for(state: PauseState, event: Event) -> Row:
-    return _INDEX[(type(event), state.phase)]
+    return MACHINE.row_for(state, event)
 
 
 def _refuse(check: Guard) -> Refusal:
@@ -364,23 +445,9 @@ def _refuse(check: Guard) -> Refusal:
 
 
 def step(state: PauseState, event: Event) -> StepOutcome:
-    """Apply ``event`` to ``state``: the new state, or a refusal that changes nothing."""
-    for check in COMMON_CHECKS.get(type(event), ()):
-        if not check.holds(state, event):
-            return _refuse(check)
-    row = _INDEX[(type(event), state.phase)]
-    for check in row.checks:
-        if not check.holds(state, event):
-            return _refuse(check)
-    if row.refuse is not None:
-        return Refusal(row.clause, row.refuse, row.message)
-    assert row.action is not None
-    if row.update is not None:
-        new = row.update(state, event)
-    else:
-        assert row.target is not None
-        new = attrs.evolve(state, phase=row.target)
-    return Accepted(new, row.action, row.clause)
+    """Apply ``event`` to ``state`` by :data:`MACHINE`: the new state, or a refusal that
+    changes nothing."""
+    return MACHINE.step(state, event)
 
 
 # -- invariants of one pause point (checked by CrossHair, Hypothesis and the model) ------------
@@ -411,13 +478,5 @@ def invariants_hold(s: PauseState) -> bool:
 
 def transitions() -> tuple[tuple[Phase, str, Phase], ...]:
     """(source, event name, target) for every accepting row: the lifecycle diagram's edges."""
-    edges: list[tuple[Phase, str, Phase]] = []
-    for row in TABLE:
-        if row.refuse is not None:
-            continue
-        if row.target is not None:
-            edges.append((row.source, row.event.__name__, row.target))
-        else:  # reconcile: to resumable or paused depending on the recorded turn
-            edges.append((row.source, row.event.__name__, Phase.RESUMABLE))
-            edges.append((row.source, row.event.__name__, Phase.PAUSED))
-    return tuple(edges)
+    return tuple((row.source, row.event.__name__, target)
+                  for row in TABLE for target in row.targets())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 import attrs
 
@@ -84,6 +85,9 @@ class PauseService:
     """One deployment's pause/resume logic over its ports.  Build it with
     :func:`pausepoint.engine.compose.compose`, which refuses inconsistent wiring."""
 
+    machine: ClassVar[lc.Machine] = lc.MACHINE
+    """The lifecycle every decision is asked of (a variant is a subclass naming another)."""
+
     def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
                  checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
                  runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int) -> None:
@@ -127,7 +131,7 @@ class PauseService:
             checkpoint_id = self.checkpoints.latest(binding.thread_id)
         now = self.clock.now()
         expires_at = now + (self.ttl_ms if ttl_ms is None else ttl_ms)
-        out = lc.step(PauseState(), lc.Pause(
+        out = self.machine.step(PauseState(), lc.Pause(
             expires_at=expires_at,
             registered=interaction is not None,
             payload_valid=payload_text is not None,
@@ -157,7 +161,7 @@ class PauseService:
         """Write the turn checkpoint; only a reported success makes the pause resumable
         (turn.resumable.earned)."""
         record = self._get(interrupt_id)
-        probe = lc.step(record.state, lc.RecordTurn(True))
+        probe = self.machine.step(record.state, lc.RecordTurn(True))
         if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
             raise _refuse(probe)
         written = self.checkpoints.write(record.claims.checkpoint_id, record.claims.thread_id,
@@ -198,7 +202,7 @@ class PauseService:
             event = lc.Resume(now=now, response_digest=response_digest, authentic=True,
                               binding_ok=binding_ok, scope_ok=scope_ok, authorized=authorized,
                               response_valid=response_valid)
-            out = lc.step(record.state, event)
+            out = self.machine.step(record.state, event)
             if isinstance(out, lc.Refusal):
                 if out.code == ErrorCode.PAUSE_EXPIRED and record.state.phase in lc.LIVE:
                     self.expire(claims.interrupt_id)  # decide it once, for everyone
@@ -354,7 +358,7 @@ class PauseService:
         on a lost race, read again and decide again."""
         for _ in range(MAX_CAS_ATTEMPTS):
             record = self._get(interrupt_id)
-            out = lc.step(record.state, make(record))
+            out = self.machine.step(record.state, make(record))
             if isinstance(out, lc.Refusal):
                 raise _refuse(out)
             if out.action == lc.Action.REPLAYED:

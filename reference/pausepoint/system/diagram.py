@@ -64,12 +64,8 @@ def _code(text: str) -> str:
 
 
 def _targets(row: lc.Row) -> tuple[lc.Phase, ...]:
-    """Where an accepting row can lead: its target, or (for a row whose ``update`` decides)
-    every target :func:`pausepoint.core.lifecycle.transitions` lists for it."""
-    if row.target is not None:
-        return (row.target,)
-    return tuple(dst for src, name, dst in lc.transitions()
-                 if src == row.source and name == row.event.__name__)
+    """Where an accepting row can lead: its target, or both of a choice's."""
+    return row.targets()
 
 
 # -- the diagram -----------------------------------------------------------------------------
@@ -147,8 +143,9 @@ def transition_list() -> str:
         (f"Before its row is looked up, every {common} event passes that event's common checks "
          "in order (the ordered checks of a pause and of a resume); the first failing check "
          "refuses the event.  A row whose outcome is "
-         "a list of states lets the row's update choose: `Reconcile` returns to `resumable` when "
-         "the turn checkpoint was recorded and to `paused` when it was not."),
+         "a list of states declares both and chooses by the state it starts from: `Reconcile` "
+         "returns to `resumable` when the turn checkpoint was recorded and to `paused` when it "
+         "was not.  The phase after an accepted event is always the row's declared target."),
     ]
     return "\n".join(lines) + "\n"
 
