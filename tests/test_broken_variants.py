@@ -3,8 +3,12 @@
 Each broken variant below swaps exactly ONE piece of the reference -- a ledger method, one check
 of the lifecycle table, one service method, the signer, the harness's view of the effect
 journal -- and runs the assertion logic of the real tests on it.  :func:`caught` makes "the
-suite catches it" explicit: the check must raise ``AssertionError``.  The same check runs on the
-unbroken implementation first and must pass, so what is caught is the swapped piece.  Where the
+suite catches it" explicit: the check must raise an ``AssertionError`` whose message matches
+what the variant breaks (an unrelated assertion -- a crash inside the code, a different
+check's complaint -- is not a catch).  The same check runs on the unbroken implementation
+first, in the same test, and must pass, so what is caught is the swapped piece.  Variants of
+the lifecycle are machines built from the table's values (``lc.MACHINE.with_row``), handed to
+a service subclass -- no module global is patched.  Where the
 stateful machine of ``test_stateful.py`` can see the breakage, it is run on the broken variant
 too (generation only, bounded examples) and must fail.
 
@@ -32,7 +36,8 @@ expected version (no two resumes ever read the same version); the threaded race 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,24 +83,28 @@ def fresh(like: StoreBundle, path: Path) -> StoreBundle:
     return MemoryStore() if isinstance(like, MemoryStore) else SqliteStore(path)
 
 
-def caught(check: Callable[[], object]) -> AssertionError:
-    """Run ``check`` against a broken variant: it must fail with ``AssertionError`` (the way a
-    test fails).  Passing -- or failing any other way -- fails this test."""
+def caught(check: Callable[[], object], match: str) -> AssertionError:
+    """Run ``check`` against a broken variant: it must fail with an ``AssertionError`` whose
+    text (message and the failing expression pytest rewrote into it) matches the regular
+    expression ``match`` -- what the variant breaks.  Passing, failing any other way, or an
+    assertion about something else fails this test."""
     try:
         check()
     except AssertionError as err:
+        if not re.search(match, str(err)):
+            pytest.fail(f"the broken variant failed, but not for {match!r}: {err}")
         return err
     pytest.fail("the broken variant passed the check: the suite would not catch it")
 
 
-def machine_catches(machine: type[PauseMachine]) -> AssertionError:
+def machine_catches(machine: type[PauseMachine], match: str) -> AssertionError:
     """Run the stateful machine (generation only, no shrinking, no example database) and
     return the violated invariant or mismatch it found.  Which invariant fires first is up to
     the search; that one does is the point."""
     return caught(lambda: run_state_machine_as_test(machine, settings=settings(
         max_examples=STATEFUL_EXAMPLES, stateful_step_count=50, deadline=None, database=None,
         phases=[Phase.generate], report_multiple_bugs=False, derandomize=True,
-        suppress_health_check=list(HealthCheck))))
+        suppress_health_check=list(HealthCheck))), match)
 
 
 # -- 1. consume twice: a ledger whose conditional update ignores the expected version ---------
@@ -136,44 +145,55 @@ def test_consume_twice_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`resume.consume.single-winner`, `resume.consume.at-most-once`."""
     check_racing_resumes_single_winner(make_env(store))
     other = fresh(store, tmp_path / "b.db")
-    err = caught(lambda: check_racing_resumes_single_winner(
-        make_env(other, wrap_ledger=version_blind)))
-    assert "consumed one pause" in str(err)
+    caught(lambda: check_racing_resumes_single_winner(
+        make_env(other, wrap_ledger=version_blind)), "consumed one pause")
     other.close()
 
 
-# -- 2. consume at or after expiry: the resume checks without the expiry check ----------------
+# -- 2. consume at or after expiry: the resume rows without their expiry check --------------
 
 
-@pytest.fixture
-def no_expiry_check(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """BROKEN: the lifecycle's resume checks, minus the expiry check."""
-    checks = tuple(c for c in lc.RESUME_CHECKS if c.name != "expiry")
-    assert len(checks) == len(lc.RESUME_CHECKS) - 1
-    monkeypatch.setattr(lc, "RESUME_CHECKS", checks)
-    monkeypatch.setitem(lc.COMMON_CHECKS, lc.Resume, checks)
-    monkeypatch.setattr(test_lifecycle, "REACHABLE", test_lifecycle.reachable())
-    yield
+def without_expiry(m: lc.Machine) -> lc.Machine:
+    """BROKEN: every Resume row of ``m`` minus its expiry check (a live pause answered at or
+    after ``expires_at`` is consumed)."""
+    for phase in lc.LIVE:
+        row = m.index[(lc.Resume, phase)]
+        checks = tuple(c for c in row.checks if c.name != "expiry")
+        assert len(checks) == len(row.checks) - 1, row
+        m = m.with_row(attrs.evolve(row, checks=checks))
+    return m
+
+
+NO_EXPIRY = without_expiry(lc.MACHINE)
+
+
+class NoExpiryService(PauseService):
+    machine = NO_EXPIRY
 
 
 def test_consume_at_expiry_is_caught(store: StoreBundle, tmp_path: Path) -> None:
-    """`resume.expiry`, `expiry.no-consume-after` -- the unbroken service first."""
+    """`resume.expiry`, `expiry.no-consume-after`: the unbroken service and table pass, the
+    variant fails the service check and the lifecycle tests."""
     check_resume_at_expiry_refused(make_env(store))
-
-
-def test_consume_at_expiry_is_caught_when_broken(no_expiry_check: None,
-                                                 store: StoreBundle) -> None:
-    """`resume.expiry`, `expiry.no-consume-after`."""
-    caught(lambda: check_resume_at_expiry_refused(make_env(store)))
-    caught(test_lifecycle.test_invariants_are_preserved_by_every_step_from_every_reachable_state)
+    test_lifecycle.test_invariants_are_preserved_by_every_step_from_every_reachable_state()
+    broken = fresh(store, tmp_path / "b.db")
+    caught(lambda: check_resume_at_expiry_refused(
+        make_env(broken, service_class=NoExpiryService)), "expir")
+    broken.close()
+    caught(lambda: test_lifecycle.
+           test_invariants_are_preserved_by_every_step_from_every_reachable_state(NO_EXPIRY),
+           r"invariants_hold|e\.now < s\.expires_at")
     caught(lambda: test_lifecycle.test_resume_refusal_order_each_check_in_turn(
         test_lifecycle.RESUMABLE, {"now": test_lifecycle.EXPIRES}, ErrorCode.PAUSE_EXPIRED,
-        "resume.expiry"))
+        "resume.expiry", NO_EXPIRY), "pause_expired")
 
 
-def test_consume_at_expiry_is_caught_by_the_stateful_machine(no_expiry_check: None) -> None:
-    """`expiry.no-consume-after`: the mirror shares the broken table, the invariant does not."""
-    machine_catches(PauseMachine)
+def test_consume_at_expiry_is_caught_by_the_stateful_machine() -> None:
+    """`expiry.no-consume-after`: the service asks the broken machine, the mirror the table."""
+    class Machine(PauseMachine):
+        service_class = NoExpiryService
+
+    machine_catches(Machine, r"(?i)expir|consumed|Resume")
 
 
 # -- 3. resumable before the checkpoint write ----------------------------------------------
@@ -193,9 +213,8 @@ def test_resumable_before_the_write_is_caught(store: StoreBundle, tmp_path: Path
     """`turn.resumable.earned`, `turn.write-failed.stays-paused`."""
     check_failed_turn_write_stays_paused(make_env(store))
     broken = fresh(store, tmp_path / "b.db")
-    err = caught(lambda: check_failed_turn_write_stays_paused(
-        make_env(broken, service_class=EagerTurnService)))
-    assert "accepted" in str(err) or "resumable" in str(err), err
+    caught(lambda: check_failed_turn_write_stays_paused(
+        make_env(broken, service_class=EagerTurnService)), "accepted|resumable")
     broken.close()
 
 
@@ -203,7 +222,7 @@ def test_resumable_before_the_write_is_caught_by_the_stateful_machine() -> None:
     class Machine(PauseMachine):
         service_class = EagerTurnService
 
-    machine_catches(Machine)
+    machine_catches(Machine, r"(?i)resumable|turn|RecordTurn")
 
 
 # -- 4. mint before payload validation -------------------------------------------------------
@@ -233,9 +252,8 @@ def test_mint_before_validation_is_caught(store: StoreBundle, tmp_path: Path) ->
     """`pause.refusal.before-mint`, `pause.payload.schema`."""
     check_pause_refusals_before_mint(make_env(store))
     broken = fresh(store, tmp_path / "b.db")
-    err = caught(lambda: check_pause_refusals_before_mint(
-        make_env(broken, service_class=MintFirstService)))
-    assert "minted" in str(err) or "payload row" in str(err), err
+    caught(lambda: check_pause_refusals_before_mint(
+        make_env(broken, service_class=MintFirstService)), "minted|payload row")
     broken.close()
 
 
@@ -243,7 +261,7 @@ def test_mint_before_validation_is_caught_by_the_stateful_machine() -> None:
     class Machine(PauseMachine):
         service_class = MintFirstService
 
-    machine_catches(Machine)
+    machine_catches(Machine, r"(?i)mint|payload|refus")
 
 
 # -- 5. a token with one flipped byte accepted: a signer that ignores the signature -----------
@@ -272,11 +290,11 @@ def test_flipped_byte_accepted_is_caught(store: StoreBundle, tmp_path: Path) -> 
     broken = fresh(store, tmp_path / "b.db")
     ring = KeyRing.generate("k1")
     env = make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))
-    caught(lambda: check_flipped_bytes_refused(env))
+    caught(lambda: check_flipped_bytes_refused(env), "(?i)flip|accepted|token")
     broken.close()
     broken = fresh(store, tmp_path / "c.db")
     caught(lambda: check_forged_tokens_refused(
-        make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))))
+        make_env(broken, ring=ring, signer=SignatureBlindSigner(ring))), "(?i)forg|accepted|token")
     broken.close()
 
 
@@ -285,40 +303,47 @@ def test_flipped_byte_accepted_is_caught_by_the_stateful_machine() -> None:
         def signer_for(self, ring: KeyRing) -> Any:
             return SignatureBlindSigner(ring)
 
-    machine_catches(Machine)
+    machine_catches(Machine, r"(?i)token|forg|redeem")
 
 
 # -- 6. a different response replayed as the same --------------------------------------------
 
 
-@pytest.fixture
-def digest_blind_replay(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def digest_blind(m: lc.Machine) -> lc.Machine:
     """BROKEN: the consumed row's same-response check ignores the digest."""
-    key = (lc.Resume, lc.Phase.CONSUMED)
-    row = lc._INDEX[key]
-    (same,) = row.checks
+    row = m.index[(lc.Resume, lc.Phase.CONSUMED)]
+    same = row.checks[-1]
     assert same.name == "same_response"
-    blind = attrs.evolve(row, checks=(attrs.evolve(same, holds=lambda s, e: True),))
-    monkeypatch.setitem(lc._INDEX, key, blind)
-    monkeypatch.setattr(test_lifecycle, "REACHABLE", test_lifecycle.reachable())
-    yield
+    return m.with_row(attrs.evolve(
+        row, checks=(*row.checks[:-1], attrs.evolve(same, holds=lambda s, e: True))))
 
 
-def test_different_response_replayed_is_caught(store: StoreBundle) -> None:
-    """`replay.different-response.conflict` -- the unbroken service first."""
+DIGEST_BLIND = digest_blind(lc.MACHINE)
+
+
+class DigestBlindService(PauseService):
+    machine = DIGEST_BLIND
+
+
+def test_different_response_replayed_is_caught(store: StoreBundle, tmp_path: Path) -> None:
+    """`replay.different-response.conflict`, `replay.same-response`: the unbroken service and
+    table pass, the variant fails both."""
     check_different_response_conflicts(make_env(store))
+    test_lifecycle.test_resume_outcome_for_every_reachable_state_and_fact_combination()
+    broken = fresh(store, tmp_path / "b.db")
+    caught(lambda: check_different_response_conflicts(
+        make_env(broken, service_class=DigestBlindService)), "conflict|replayed")
+    broken.close()
+    caught(lambda: test_lifecycle.
+           test_resume_outcome_for_every_reachable_state_and_fact_combination(DIGEST_BLIND),
+           "REPLAYED|response_conflict")
 
 
-def test_different_response_replayed_is_caught_when_broken(digest_blind_replay: None,
-                                                           store: StoreBundle) -> None:
-    """`replay.different-response.conflict`, `replay.same-response`."""
-    caught(lambda: check_different_response_conflicts(make_env(store)))
-    caught(test_lifecycle.test_resume_outcome_for_every_reachable_state_and_fact_combination)
+def test_different_response_replayed_is_caught_by_the_stateful_machine() -> None:
+    class Machine(PauseMachine):
+        service_class = DigestBlindService
 
-
-def test_different_response_replayed_is_caught_by_the_stateful_machine(
-        digest_blind_replay: None) -> None:
-    machine_catches(PauseMachine)
+    machine_catches(Machine, r"(?i)conflict|replay|Resume")
 
 
 # -- 7. an effect re-run after a resume: the harness loop ignores FINISHED -------------------
@@ -361,8 +386,7 @@ def test_effect_rerun_after_resume_is_caught(kind: str, tmp_path: Path) -> None:
     check_reconciled_effect_not_rerun(real)
     (tmp_path / "broken").mkdir()
     broken = open_harness(kind, tmp_path / "broken", ForgetfulHarness)
-    err = caught(lambda: check_reconciled_effect_not_rerun(broken))
-    assert "ran again" in str(err), err
+    caught(lambda: check_reconciled_effect_not_rerun(broken), "ran again")
 
 
 def teardown_module() -> None:
