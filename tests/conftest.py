@@ -10,6 +10,7 @@ examples every run, a reproduction blob printed on failure) and without an examp
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from hypothesis import HealthCheck, settings
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
 from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite
 from pg import pg_spec
+
+sys.path.append(str(Path(__file__).resolve().parent / "broken"))  # tests/broken/_registry.py
 
 _IN_CI = bool(os.environ.get("CI"))
 settings.register_profile(  # under CI also Hypothesis' own CI habits: a fixed seed, no database

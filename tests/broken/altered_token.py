@@ -11,7 +11,14 @@ from _base import main, token_claims
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("token.integrity",)
+MUST = ("token.integrity",)
+MAY = (
+    "resume.refusal.order",
+    "resume.token.authentic",
+    "resume.token.binds-one-pause",
+    "token.key-id",
+    "token.parse.strict",
+)
 
 
 class TrustingHarness(Harness):

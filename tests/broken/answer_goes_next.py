@@ -13,7 +13,8 @@ from pausepoint.core.lifecycle import Phase
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("replay.same-response",)
+MUST = ("replay.same-response",)
+MAY: tuple[str, ...] = ()
 
 
 class NextQuestionHarness(Harness):

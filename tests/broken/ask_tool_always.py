@@ -12,7 +12,8 @@ from _base import main
 from pausepoint.engine.compose import AskUserTool, Deployment
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("wiring.no-interaction-no-tool",)
+MUST = ("wiring.no-interaction-no-tool",)
+MAY: tuple[str, ...] = ()
 
 
 @attrs.frozen

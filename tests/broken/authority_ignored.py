@@ -9,7 +9,8 @@ from _base import main
 from pausepoint.core.registry import anyone
 from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
-EXPECTED = ("resume.authority",)
+MUST = ("resume.authority",)
+MAY = ("resume.refusal.order",)
 
 OPEN = tuple(attrs.evolve(i, authority=anyone) for i in INTERACTIONS)
 

@@ -9,7 +9,8 @@ from _base import Bundle, Delegate, main
 
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("cancel.propagates",)
+MUST = ("cancel.propagates",)
+MAY = ("cancel.distinct",)
 
 
 class ChildlessRuns(Delegate):

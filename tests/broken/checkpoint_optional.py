@@ -11,7 +11,8 @@ from _base import Bundle, Delegate, main
 
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("pause.checkpoint.bound",)
+MUST = ("pause.checkpoint.bound",)
+MAY = ("pause.refusal.order",)
 
 
 class InventiveCheckpoints(Delegate):

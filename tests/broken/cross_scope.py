@@ -10,7 +10,8 @@ from _base import main, token_claims
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("resume.binding.scope",)
+MUST = ("resume.binding.scope",)
+MAY = ("resume.refusal.order",)
 
 
 class ScopeFromTokenHarness(Harness):

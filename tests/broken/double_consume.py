@@ -12,7 +12,8 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.lifecycle import Phase
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("resume.consume.single-winner",)
+MUST = ("resume.consume.single-winner", "resume.consume.at-most-once")
+MAY: tuple[str, ...] = ()
 
 
 class RacyLedger(Delegate):

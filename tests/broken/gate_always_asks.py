@@ -15,7 +15,8 @@ from pausepoint_conformance.protocol.wire import (
     StartArgs,
 )
 
-EXPECTED = ("gate.separate",)
+MUST = ("gate.separate",)
+MAY: tuple[str, ...] = ()
 
 
 class Broken(ReferenceAdapter):

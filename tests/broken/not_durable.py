@@ -12,7 +12,13 @@ from pausepoint.stores import MemoryStore
 from pausepoint.stores.base import StoreBundle
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("durability.restart",)
+MUST = ("durability.restart",)
+MAY = (
+    "effect.unknown-outcome",
+    "lifecycle.states",
+    "race.decided-once",
+    "resume.consume.single-winner",
+)
 
 
 class Broken(ReferenceAdapter):

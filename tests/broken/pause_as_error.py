@@ -20,7 +20,8 @@ from pausepoint.engine.run import (
 )
 from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
-EXPECTED = ("pause.signal.single-catch",)
+MUST = ("pause.signal.single-catch",)
+MAY = ("effect.unknown-outcome", "pause.published", "run.events.single-terminal")
 
 
 class CatchAllRunner(_RecordingRunner):

@@ -8,7 +8,8 @@ from _base import main
 
 from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
-EXPECTED = ("pause.payload.schema",)
+MUST = ("pause.payload.schema",)
+MAY = ("pause.refusal.order",)
 
 LAX = tuple(attrs.evolve(i, payload=object) for i in INTERACTIONS)
 

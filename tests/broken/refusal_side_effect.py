@@ -13,7 +13,14 @@ from pausepoint.core.ports import EffectStatus, RunStatus
 from pausepoint.engine.harness import Harness, Report, _effect_key
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("effect.refusal.no-effect",)
+MUST = ("effect.refusal.no-effect",)
+MAY = (
+    "effect.at-most-once",
+    "expiry.no-consume-after",
+    "multi.independent",
+    "replay.same-response",
+    "resume.token.binds-one-pause",
+)
 
 
 class OptimisticHarness(Harness):

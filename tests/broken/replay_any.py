@@ -13,7 +13,8 @@ from pausepoint.core.lifecycle import Phase
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("replay.different-response.conflict",)
+MUST = ("replay.different-response.conflict",)
+MAY = ("race.decided-once", "resume.consume.at-most-once")
 
 
 class AnyReplayHarness(Harness):

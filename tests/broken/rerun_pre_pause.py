@@ -12,7 +12,8 @@ from _base import main
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("effect.at-most-once",)
+MUST = ("effect.at-most-once",)
+MAY: tuple[str, ...] = ()
 
 
 class ReentrantHarness(Harness):

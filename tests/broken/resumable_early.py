@@ -12,7 +12,8 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.lifecycle import Phase
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("turn.resumable.earned", "turn.write-failed.stays-paused")
+MUST = ("turn.resumable.earned",)
+MAY = ("lifecycle.outstanding.live", "status.distinguishes", "turn.write-failed.stays-paused")
 
 
 class EagerLedger(Delegate):

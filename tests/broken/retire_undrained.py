@@ -11,7 +11,8 @@ from _base import main
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("token.rotation.drain",)
+MUST = ("token.rotation.drain",)
+MAY: tuple[str, ...] = ()
 
 
 class NoDrainHarness(Harness):

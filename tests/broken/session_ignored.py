@@ -10,7 +10,8 @@ from _base import main, token_claims
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("resume.binding.run",)
+MUST = ("resume.binding.run",)
+MAY = ("resume.refusal.order", "resume.token.binds-one-pause")
 
 
 class SessionFromTokenHarness(Harness):

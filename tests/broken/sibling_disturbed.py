@@ -15,7 +15,8 @@ from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("multi.independent",)
+MUST = ("multi.independent",)
+MAY = ("status.distinguishes",)
 
 
 class FirstAnswerWinsHarness(Harness):

@@ -14,7 +14,8 @@ from pausepoint.engine.harness import Harness
 from pausepoint.engine.run import InvocationPaused, RunEvent, RunIdentity, Runner
 from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
-EXPECTED = ("pause.signal.base-exception",)
+MUST = ("pause.signal.base-exception",)
+MAY: tuple[str, ...] = ()
 
 
 class PausedError(Exception):  # the bug: an Exception, so `except Exception` catches it

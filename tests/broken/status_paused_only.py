@@ -13,7 +13,8 @@ from pausepoint.engine.harness import Harness
 from pausepoint.engine.service import RunView
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("status.distinguishes",)
+MUST = ("status.distinguishes",)
+MAY: tuple[str, ...] = ()
 
 
 class RunRecordStatusHarness(Harness):

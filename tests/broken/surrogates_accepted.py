@@ -12,7 +12,8 @@ import pausepoint.engine.service
 from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH, _walk
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("input.bounded",)
+MUST = ("input.bounded",)
+MAY: tuple[str, ...] = ()
 
 
 def size_and_depth_only(value: object, max_bytes: int = MAX_BYTES,

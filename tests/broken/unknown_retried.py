@@ -11,7 +11,8 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.ports import EffectStatus
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("effect.unknown-outcome",)
+MUST = ("effect.unknown-outcome",)
+MAY: tuple[str, ...] = ()
 
 
 class ForgetfulJournal(Delegate):

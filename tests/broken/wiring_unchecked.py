@@ -16,7 +16,8 @@ from pausepoint.engine.service import PauseService
 from pausepoint.engine.sinks import MemoryAudit
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("wiring.consistent",)
+MUST = ("wiring.consistent",)
+MAY: tuple[str, ...] = ()
 
 
 class Broken(ReferenceAdapter):

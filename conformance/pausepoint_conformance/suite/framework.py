@@ -250,21 +250,6 @@ def check(check_id: str, description: str, clauses: Sequence[ClauseId],
 # -- the context ------------------------------------------------------------------------------
 
 
-def _flip(ch: str) -> str:
-    """Another character of the same kind (so the token keeps its shape)."""
-    if ch.isdigit():
-        return "7" if ch != "7" else "3"
-    if ch.isalpha():
-        return ("B" if ch != "B" else "C") if ch.isupper() else ("b" if ch != "b" else "c")
-    return "A"
-
-
-def alter(token: str, position: int) -> str:
-    """``token`` with the character at ``position`` (negative counts from the end) changed."""
-    i = position % len(token)
-    return token[:i] + _flip(token[i]) + token[i + 1:]
-
-
 class Ctx:
     """What a check sees: helpers that drive the adapter, validate every observation, and
     turn surprises into :class:`CheckFailed` / :class:`CheckSkipped` / :class:`CheckErrored`."""

@@ -50,7 +50,8 @@ from pausepoint_conformance.protocol.wire import (
     Skipped,
     StartArgs,
 )
-from pausepoint_conformance.suite.framework import CaseOutcome, CaseResult, alter, describe
+from pausepoint_conformance.suite.framework import CaseOutcome, CaseResult, describe
+from pausepoint_conformance.suite.mutations import alter
 
 FORMAT_VERSION: Final[int] = 1
 SCHEMA_ID: Final[str] = SCHEMA_BASE + "vector-file.json"

@@ -88,6 +88,8 @@ def _race_round(ctx: Ctx, run_id: str, same: bool, n: int = 4) -> None:
     ctx.expect_also(len(firsts) == 1, "resume.consume.single-winner", "exactly one winner",
                     [describe(r) for r in results],
                     f"{len(firsts)} of {n} racing resumes consumed the pause")
+    ctx.expect_also(len(firsts) <= 1, "resume.consume.at-most-once", "at most one consume",
+                    len(firsts), f"one pause was consumed {len(firsts)} times")
     for r in results:
         if isinstance(r, Ok) and r.data.replayed:
             ctx.expect(same, "race.decided-once", "a refusal", describe(r),

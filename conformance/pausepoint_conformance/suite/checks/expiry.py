@@ -10,12 +10,12 @@ from pausepoint_conformance.suite.framework import (
     NO,
     YES,
     Ctx,
-    alter,
     ask,
     check,
     effect,
     end,
 )
+from pausepoint_conformance.suite.mutations import alter
 
 # == expiry ==================================================================================
 

@@ -14,11 +14,11 @@ from pausepoint_conformance.suite.framework import (
     YES,
     CheckSkipped,
     Ctx,
-    alter,
     ask,
     check,
     end,
 )
+from pausepoint_conformance.suite.mutations import alter
 
 # == tokens ==================================================================================
 
