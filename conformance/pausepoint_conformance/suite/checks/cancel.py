@@ -37,6 +37,24 @@ def _cancel(ctx: Ctx) -> None:
     ctx.expect_phase(p, "cancelled", "lifecycle.terminal.absorbing")
 
 
+@check("cancel/not-yet-resumable",
+       "cancelling a run whose pause is not yet resumable (its turn write failed) cancels "
+       "that pause too: its token is refused with pause_cancelled",
+       ["cancel.distinct", "turn.write-failed.stays-paused", "effect.refusal.no-effect"])
+def _cancel_unresumable(ctx: Ctx) -> None:
+    rep = ctx.start([effect("a"), ask("approve", checkpoint_write="fail"), effect("b"), end()])
+    p = rep.pauses[0]
+    ctx.expect_phase(p, "paused", "turn.write-failed.stays-paused")
+    data = ctx.cancel("r1", clause_id="cancel.distinct")
+    ctx.expect(not data.run.pauses, "cancel.distinct", [],
+               [q.interrupt_id for q in data.run.pauses], "a cancelled run has live pauses")
+    ctx.expect_phase(p, "cancelled", "cancel.distinct",
+                     "a pause that was not yet resumable survived the cancel")
+    ctx.refuse_resume(p, [E.PAUSE_CANCELLED], "cancel.distinct",
+                      "an answer to a cancelled, never resumable pause")
+    ctx.expect_count("r1", "b", 0, "effect.refusal.no-effect")
+
+
 @check("cancel/after-consume",
        "cancelling after the answer leaves the consumed pause consumed",
        ["lifecycle.terminal.absorbing", "cancel.distinct"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from pausepoint.core.canonical import canonical_json
 from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode as E
 from pausepoint_conformance.protocol.wire import Handlers, Ok, PublishedPause, Refused
@@ -27,6 +28,9 @@ from pausepoint_conformance.suite.framework import (
     effect,
     end,
 )
+
+BOUNDS: Final[dict[str, int]] = {"depth": 32, "bytes": 65_536}
+"""The bounds of payloads and responses (spec/adapter-protocol.md, `input.bounded`)."""
 
 # == core ====================================================================================
 
@@ -150,6 +154,45 @@ def _bounded(ctx: Ctx) -> None:
         raw = ctx.start_raw([ask("approve", payload), end()], f"big{i}")
         _expect_pause_refused(ctx, raw, [E.PAYLOAD_INVALID], "input.bounded", what)
     ctx.resume(p, YES, clause_id="resume.refusal.keeps-pause")
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """A JSON object nested exactly ``depth`` levels deep, as the protocol counts them (a
+    scalar 0, ``[]`` and ``{}`` 1, each enclosing array or object one more)."""
+    inner: Any = []
+    for _ in range(depth - 2):
+        inner = [inner]
+    return {"deep": inner}
+
+
+def sized(n: int) -> dict[str, str]:
+    """A JSON object whose canonical text is exactly ``n`` bytes long."""
+    return {"text": "x" * (n - len(canonical_json({"text": ""}).encode()))}
+
+
+@check("core/input-edge",
+       "a payload or response exactly at the size or depth bound is accepted, one byte or "
+       "one level past it is refused",
+       ["input.bounded", "pause.payload.schema", "resume.response.schema"])
+def _edge(ctx: Ctx) -> None:
+    depth, size = BOUNDS["depth"], BOUNDS["bytes"]
+    edge = {f"{depth} levels deep": nested(depth), f"{size} bytes": sized(size)}
+    past = {f"{depth + 1} levels deep": nested(depth + 1),
+            f"{size + 1} bytes": sized(size + 1)}
+    for i, (what, value) in enumerate(edge.items()):
+        rep = ctx.start([ask("approve", value), effect("b"), end()], f"edge{i}",
+                        clause_id="input.bounded")
+        p = only(rep.pauses, ctx, "input.bounded", what=f"a payload {what} must pause")[0]
+        for over, bad in past.items():
+            ctx.refuse_resume(p, [E.RESPONSE_INVALID], "input.bounded",
+                              f"a response {over}", response=bad)
+        ctx.resume(p, value, clause_id="input.bounded")
+        ctx.expect_count(f"edge{i}", "b", 1, "input.bounded",
+                         f"the run answered with a response {what} did not go on")
+    for i, (what, bad) in enumerate(past.items()):
+        raw = ctx.start_raw([ask("approve", bad), end()], f"past{i}")
+        _expect_pause_refused(ctx, raw, [E.PAYLOAD_INVALID], "input.bounded",
+                              f"a payload {what}")
 
 
 def _expect_pause_refused(ctx: Ctx, raw: Any, codes: list[E], clause_id: ClauseId,

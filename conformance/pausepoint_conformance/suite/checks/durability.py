@@ -47,6 +47,24 @@ def _restart(ctx: Ctx) -> None:
     ctx.expect_count("r1", "b", 1, "durability.restart")
 
 
+@check("durability/restart-later",
+       "a restart later in time publishes the very token published before the crash (the "
+       "pause is re-published, never re-minted), and that token still redeems it once",
+       ["durability.token.reissue", "durability.restart"])
+def _restart_later(ctx: Ctx) -> None:
+    p = basic(ctx)
+    ctx.advance(ctx.ttl_ms // 3)
+    data = ctx.crash_restart()
+    again = [q for q in data.pauses if q.interrupt_id == p.interrupt_id]
+    ctx.expect(len(again) == 1, "durability.restart", [p.interrupt_id],
+               [q.interrupt_id for q in data.pauses], "the pause was lost by the restart")
+    ctx.expect(again[0].token == p.token, "durability.token.reissue", p.token[-12:],
+               again[0].token[-12:],
+               "the restart, later in time, published a different token (re-minted?)")
+    ctx.resume(p, YES)
+    ctx.expect_count("r1", "b", 1, "durability.restart")
+
+
 @check("durability/commit-per-change",
        "every reported change survives an immediate crash",
        ["durability.commit-per-change", "durability.restart"])

@@ -61,3 +61,33 @@ def _lineage_order(ctx: Ctx) -> None:
     ctx.refuse_resume(p, [E.BINDING_MISMATCH], "resume.refusal.order",
                       "a wrong-session, wrong-scope, unauthorised answer",
                       session="session-2", scope="scope-2", responder="mallory")
+
+
+@check("lineage/grandchild",
+       "in a three-level lineage every pause is bound to its own run and to the root run: "
+       "the grandchild's root is the first run, not its parent",
+       ["run.binding.live", "resume.binding.run", "effect.refusal.no-effect"])
+def _grandchild(ctx: Ctx) -> None:
+    lineage = (("root", None), ("child", "root"), ("grandchild", "child"))
+    pauses = {}
+    for run_id, parent in lineage:
+        rep = ctx.start([effect("a"), ask("approve"), effect("b"), end()], run_id,
+                        parent=parent)
+        p = only(rep.pauses, ctx, "run.binding.live")[0]
+        ctx.expect(p.run_id == run_id, "run.binding.live", run_id, p.run_id,
+                   f"{run_id}'s pause is not bound to {run_id}")
+        parsed = _pp1_parts(p.token)
+        if parsed is not None:
+            got = (parsed[1].get("run_id"), parsed[1].get("root_run_id"))
+            ctx.expect(got == (run_id, "root"), "run.binding.live", (run_id, "root"), got,
+                       f"{run_id}'s token is not bound to its run and the lineage's root")
+        pauses[run_id] = p
+    for run_id, p in pauses.items():
+        for other in pauses:
+            if other != run_id:
+                ctx.refuse_resume(p, [E.BINDING_MISMATCH], "resume.binding.run",
+                                  f"{run_id}'s token presented for {other}", run_id=other)
+        ctx.expect_count(run_id, "b", 0, "effect.refusal.no-effect")
+    for run_id, p in reversed(pauses.items()):
+        ctx.resume(p, YES)
+        ctx.expect_count(run_id, "b", 1, "resume.continuation.recorded-turn")
