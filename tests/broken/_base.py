@@ -4,7 +4,8 @@ Each module in this folder is the reference implementation with *one piece* swap
 plausible bug, served over the stdio protocol when run as a script
 (``python tests/broken/<name>.py``).  Each declares, in ``MUST``, the clauses the conformance
 suite must fail it for and, in ``MAY``, those it may also fail (``_registry.py`` collects
-them); ``tests/test_conformance_broken.py`` drives each one over stdio and checks exactly that.  A conformance check is trusted only after it failed here.
+them); ``tests/test_conformance_broken.py`` drives each one over stdio and checks exactly
+that.  A conformance check is trusted only after it failed here.
 """
 
 from __future__ import annotations
