@@ -665,6 +665,11 @@ class Harness:
         # no checkpoint named: the service binds the newest of the run's thread, or refuses
         checkpoint_id = None if step.get("checkpoint") == "none" else f"{run.run_id}@{pc}"
         turn = canonical_json({"run_id": run.run_id, "pc": pc})
+        if len(names) > 1:  # all or nothing: every question is checked before any is taken
+            for name, payload in zip(names, payloads, strict=True):
+                svc.check_pause(binding=binding, name=name, payload=payload,
+                                tool_call_id=str(step.get("tool_call_id", "")),
+                                checkpoint_id=checkpoint_id)
         published = []
         for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
             rec = svc.pause(binding=binding, name=name, payload=payload,

@@ -120,24 +120,10 @@ class PauseService:
         existing = self.ledger.get(interrupt_id)
         if existing is not None:
             return existing
-        interaction = self.interaction(name)
-        payload_text: str | None = None
-        if interaction is not None and interaction.payload_fits(payload):
-            try:
-                payload_text = canonical_json(payload)
-            except (TypeError, ValueError):
-                payload_text = None
-        if checkpoint_id is None:
-            checkpoint_id = self.checkpoints.latest(binding.thread_id)
         now = self.clock.now()
         expires_at = now + (self.ttl_ms if ttl_ms is None else ttl_ms)
-        out = self.machine.step(PauseState(), lc.Pause(
-            expires_at=expires_at,
-            registered=interaction is not None,
-            payload_valid=payload_text is not None,
-            checkpoint_bound=bool(checkpoint_id),
-            tool_call_bound=bool(tool_call_id) or (interaction is not None
-                                                   and not interaction.tool)))
+        out, payload_text, checkpoint_id = self._pause_step(
+            binding, name, payload, tool_call_id, checkpoint_id, expires_at)
         if isinstance(out, lc.Refusal):
             raise _refuse(out)
         assert payload_text is not None and checkpoint_id is not None
@@ -156,6 +142,39 @@ class PauseService:
             assert winner is not None
             return winner
         return record
+
+    def check_pause(self, *, binding: PauseBinding, name: str, payload: object,
+                    tool_call_id: str = "", checkpoint_id: str | None = None) -> None:
+        """Refuse as :meth:`pause` would, minting and writing nothing: several questions asked
+        at once are checked first, so that they are all taken or none is
+        (pause.refusal.before-mint)."""
+        out, _text, _checkpoint = self._pause_step(binding, name, payload, tool_call_id,
+                                                   checkpoint_id, self.clock.now() + 1)
+        if isinstance(out, lc.Refusal):
+            raise _refuse(out)
+
+    def _pause_step(self, binding: PauseBinding, name: str, payload: object,
+                    tool_call_id: str, checkpoint_id: str | None, expires_at: int,
+                    ) -> tuple[lc.StepOutcome, str | None, str | None]:
+        """The lifecycle's verdict on a pause, with the payload's canonical text and the
+        checkpoint it binds (when they exist)."""
+        interaction = self.interaction(name)
+        payload_text: str | None = None
+        if interaction is not None and interaction.payload_fits(payload):
+            try:
+                payload_text = canonical_json(payload)
+            except (TypeError, ValueError):
+                payload_text = None
+        if checkpoint_id is None:
+            checkpoint_id = self.checkpoints.latest(binding.thread_id)
+        out = self.machine.step(PauseState(), lc.Pause(
+            expires_at=expires_at,
+            registered=interaction is not None,
+            payload_valid=payload_text is not None,
+            checkpoint_bound=bool(checkpoint_id),
+            tool_call_bound=bool(tool_call_id) or (interaction is not None
+                                                   and not interaction.tool)))
+        return out, payload_text, checkpoint_id
 
     def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
         """Write the turn checkpoint; only a reported success makes the pause resumable

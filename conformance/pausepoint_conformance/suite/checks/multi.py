@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from pausepoint.core.clauses import ErrorCode as E
+from pausepoint.core.clauses import Group
 from pausepoint_conformance.suite.checks.common import only
+from pausepoint_conformance.suite.checks.core import _expect_pause_refused
 from pausepoint_conformance.suite.framework import (
     NO,
     OPERATOR,
@@ -66,3 +68,18 @@ def _multi_isolated(ctx: Ctx) -> None:
 
 
 # == unknown outcome =========================================================================
+
+
+@check("multi/all-or-nothing",
+       "several questions asked at once, one of them refused (an unregistered name, a payload "
+       "that does not fit): none is taken -- nothing is published and nothing is minted",
+       ["pause.refusal.before-mint", "pause.interaction.registered"],
+       needs=[Group.MULTI_PAUSE])
+def _all_or_nothing(ctx: Ctx) -> None:
+    for i, names in enumerate((["approve", "not-registered"], ["not-registered", "approve"],
+                               ["pay", "confirm"])):
+        raw = ctx.start_raw([effect("a"), ask(names=names), effect("b"), end()], f"m{i}")
+        codes = [E.TOOL_CALL_ID_MISSING] if "pay" in names else [E.INTERACTION_UNREGISTERED]
+        _expect_pause_refused(ctx, raw, codes, "pause.refusal.before-mint",
+                              f"the questions {names} asked at once")
+        ctx.expect_count(f"m{i}", "b", 0, "pause.refusal.before-mint")
