@@ -11,14 +11,14 @@ from _base import main, token_claims
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("token.integrity",)
-MAY = (
-    "resume.refusal.order",
-    "resume.token.authentic",
-    "resume.token.binds-one-pause",
+MUST = (
+    "token.integrity",
     "token.key-id",
     "token.parse.strict",
+    "resume.token.binds-one-pause",
+    "resume.refusal.order",
 )
+MAY = ("resume.token.authentic",)
 
 
 class TrustingHarness(Harness):

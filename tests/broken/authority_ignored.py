@@ -9,8 +9,8 @@ from _base import main
 from pausepoint.core.registry import anyone
 from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
-MUST = ("resume.authority",)
-MAY = ("resume.refusal.order",)
+MUST = ("resume.authority", "resume.refusal.order")
+MAY: tuple[str, ...] = ()
 
 OPEN = tuple(attrs.evolve(i, authority=anyone) for i in INTERACTIONS)
 

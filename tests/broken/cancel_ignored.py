@@ -10,8 +10,8 @@ from _base import main
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("cancel.distinct",)
-MAY = ("cancel.propagates", "race.decided-once")
+MUST = ("cancel.distinct", "cancel.propagates", "race.decided-once")
+MAY: tuple[str, ...] = ()
 
 
 class LeakyCancelHarness(Harness):

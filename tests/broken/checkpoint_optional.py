@@ -11,8 +11,8 @@ from _base import Bundle, Delegate, main
 
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("pause.checkpoint.bound",)
-MAY = ("pause.refusal.order",)
+MUST = ("pause.checkpoint.bound", "pause.refusal.order")
+MAY: tuple[str, ...] = ()
 
 
 class InventiveCheckpoints(Delegate):

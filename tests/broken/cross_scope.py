@@ -10,8 +10,8 @@ from _base import main, token_claims
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("resume.binding.scope",)
-MAY = ("resume.refusal.order",)
+MUST = ("resume.binding.scope", "resume.refusal.order")
+MAY: tuple[str, ...] = ()
 
 
 class ScopeFromTokenHarness(Harness):

@@ -20,8 +20,8 @@ from pausepoint.engine.run import (
 )
 from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
-MUST = ("pause.signal.single-catch",)
-MAY = ("effect.unknown-outcome", "pause.published", "run.events.single-terminal")
+MUST = ("pause.signal.single-catch", "run.events.single-terminal")
+MAY = ("effect.unknown-outcome", "pause.published")
 
 
 class CatchAllRunner(_RecordingRunner):

@@ -8,8 +8,8 @@ from _base import main
 
 from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
-MUST = ("pause.payload.schema",)
-MAY = ("pause.refusal.order",)
+MUST = ("pause.payload.schema", "pause.refusal.order")
+MAY: tuple[str, ...] = ()
 
 LAX = tuple(attrs.evolve(i, payload=object) for i in INTERACTIONS)
 

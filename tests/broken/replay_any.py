@@ -13,8 +13,8 @@ from pausepoint.core.lifecycle import Phase
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("replay.different-response.conflict",)
-MAY = ("race.decided-once", "resume.consume.at-most-once")
+MUST = ("replay.different-response.conflict", "resume.consume.at-most-once", "race.decided-once")
+MAY: tuple[str, ...] = ()
 
 
 class AnyReplayHarness(Harness):

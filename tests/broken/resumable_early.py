@@ -12,8 +12,8 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.lifecycle import Phase
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("turn.resumable.earned",)
-MAY = ("lifecycle.outstanding.live", "status.distinguishes", "turn.write-failed.stays-paused")
+MUST = ("turn.resumable.earned", "status.distinguishes")
+MAY = ("lifecycle.outstanding.live", "turn.write-failed.stays-paused")
 
 
 class EagerLedger(Delegate):

@@ -11,8 +11,8 @@ from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("resume.expiry",)
-MAY = ("expiry.transition", "race.decided-once", "resume.refusal.order")
+MUST = ("resume.expiry", "expiry.transition", "race.decided-once", "resume.refusal.order")
+MAY: tuple[str, ...] = ()
 
 
 class StaleClockHarness(Harness):

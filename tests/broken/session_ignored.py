@@ -10,8 +10,8 @@ from _base import main, token_claims
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("resume.binding.run",)
-MAY = ("resume.refusal.order", "resume.token.binds-one-pause")
+MUST = ("resume.binding.run", "resume.refusal.order", "resume.token.binds-one-pause")
+MAY: tuple[str, ...] = ()
 
 
 class SessionFromTokenHarness(Harness):

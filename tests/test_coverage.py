@@ -1,0 +1,31 @@
+"""Coverage by killed clauses (``tests/broken/_coverage.py``): the MUST clauses no broken
+implementation kills are exactly the ones the report lists as such -- a new kill, or a lost
+one, changes this test -- and every kill is a clause some conformance check cites."""
+
+from __future__ import annotations
+
+from _coverage import NOT_KILLED_YET, killers, not_killed, report
+from _registry import registry
+from pausepoint.core.clauses import CLAUSE_BY_ID, Level
+from pausepoint_conformance.suite.framework import CHECKS
+
+
+def test_the_unkilled_must_clauses_are_exactly_those_listed() -> None:
+    assert not_killed() == NOT_KILLED_YET
+    assert all(CLAUSE_BY_ID[c].level == Level.MUST for c in NOT_KILLED_YET)
+
+
+def test_every_killed_clause_is_cited_by_a_check() -> None:
+    cited = {c for chk in CHECKS for c in chk.clauses}
+    killed = {c for c, names in killers().items() if names}
+    assert killed and killed <= cited, killed - cited
+
+
+def test_the_report_names_every_must_clause_and_its_killers() -> None:
+    text = report()
+    must = [c for c in CLAUSE_BY_ID.values() if c.level == Level.MUST]
+    assert text.startswith(f"{len(must) - len(NOT_KILLED_YET)} of {len(must)} MUST clauses")
+    for c in must:
+        assert f"| `{c.id}` |" in text
+    assert text.count("**not killed**") == len(NOT_KILLED_YET)
+    assert "`double_consume`" in text and len(registry()) >= 33
