@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -151,9 +150,8 @@ def test_a_crash_is_errored_and_the_next_check_gets_a_fresh_process(tmp_path: Pa
 
 
 def test_a_hang_is_errored_within_the_timeout() -> None:
-    t0 = time.monotonic()
+    """The verdict only: how long the suite waits is bench/bench_conformance.py's figure."""
     result = run(fake("--hang-on", "resume:1", timeout=1.0), (CHECKS[1],))
-    assert time.monotonic() - t0 < 15
     (case,) = result.cases
     assert case.outcome == CaseOutcome.ERRORED and "within 1 s (hang)" in case.message
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from _coverage import NOT_KILLED_YET, killers, not_killed, report
 from _registry import registry
+
 from pausepoint.core.clauses import CLAUSE_BY_ID, Level
 from pausepoint_conformance.suite.framework import CHECKS
 

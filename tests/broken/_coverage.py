@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _registry import registry  # noqa: E402
+from _registry import registry
 
-from pausepoint.core.clauses import CLAUSES, Level  # noqa: E402
+from pausepoint.core.clauses import CLAUSES, Level
 
 NOT_KILLED_YET: frozenset[str] = frozenset({
     "lifecycle.states", "lifecycle.transition.table", "lifecycle.terminal.absorbing",
@@ -52,8 +52,9 @@ def report() -> str:
     k = killers()
     must = [c for c in CLAUSES if c.level == Level.MUST]
     dead = [c for c in must if k[c.id]]
-    lines = [f"{len(dead)} of {len(must)} MUST clauses killed by a broken implementation "
-             f"({len(registry())} implementations).", "",
+    head = (f"{len(dead)} of {len(must)} MUST clauses killed by a broken implementation "
+            f"({len(registry())} implementations).")
+    lines = [head, "",
              "| clause | group | killed by |", "|---|---|---|"]
     lines += [f"| `{c.id}` | {c.group.value} | "
               f"{', '.join(f'`{n}`' for n in sorted(k[c.id])) or '**not killed**'} |"
