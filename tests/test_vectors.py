@@ -255,3 +255,28 @@ def test_scenarios_command_then_conform_replays_them(tmp_path: Path,
     untested = {r["id"] for r in clauses if r["type"] == "clause" and r["verdict"] == "untested"}
     assert "token.claims" in untested and "resume.authority" in untested
     assert cli_main(["scenarios", "--out", str(out), "--family", "nope"]) == 2
+
+
+def test_a_failing_vector_names_the_step_that_caused_the_failure(
+        files: dict[str, VectorFile]) -> None:
+    """A broken implementation re-runs the effect before the pause on resume (step 2); with
+    only the last step checking the effect counts, the symptom shows at step 3 -- and the
+    failure names step 2 as its cause.  With the check at step 2 the failure is at its cause
+    and names nothing more."""
+    case = next(c for c in files["basic"].cases
+                if [s.op for s in c.steps] == ["start", "resume", "resume"])
+    quiet = [s.model_copy(update={"check": s.check.model_copy(update={"effects": {}})})
+             for s in case.steps[:-1]]
+    late = case.model_copy(update={"steps": [*quiet, case.steps[-1]]})
+    path = ROOT / "tests" / "broken" / "rerun_pre_pause.py"
+    adapter = StdioAdapter([sys.executable, str(path)], timeout=30)
+    try:
+        r = replay_case(adapter, LoadedCase(late, files["basic"].ttl_ms, "basic.json"), ALL)
+        first = replay_case(adapter, LoadedCase(case, files["basic"].ttl_ms, "basic.json"), ALL)
+    finally:
+        adapter.close()
+    assert r.outcome == CaseOutcome.FAILED and r.failed_clause == "effect.at-most-once"
+    assert r.message.startswith("after step 3 (resume)"), r.message
+    assert "caused by step 2 (resume)" in r.message, r.message
+    assert first.outcome == CaseOutcome.FAILED and "after step 2 (resume)" in first.message
+    assert "caused by" not in first.message

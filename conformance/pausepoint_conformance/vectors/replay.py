@@ -307,12 +307,19 @@ def vector_paths(where: Path) -> list[Path]:
 
 
 class _Mismatch(Exception):
-    def __init__(self, clause_id: str, expected: Any, got: Any, message: str) -> None:
+    """A step's observation differs from the model's.  ``probe`` names what was observed (a
+    pause's phase, an effect's count) when the symptom can be traced back to the step that
+    caused it, and ``wrong`` is the value it had."""
+
+    def __init__(self, clause_id: str, expected: Any, got: Any, message: str,
+                 probe: tuple[str, str] | None = None, wrong: Any = None) -> None:
         super().__init__(message)
         self.clause = clause_id
         self.expected = expected
         self.got = got
         self.message = message
+        self.probe = probe
+        self.wrong = wrong
 
 
 class _Stop(Exception):
@@ -413,9 +420,10 @@ class _Replay:
             data = self._data(self.a.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id)),
                               f"pause_state {ref}")
             if data is None or data.phase != phase:
-                raise _Mismatch(step.clauses[0], {ref: phase},
-                                {ref: data.phase if data is not None else "refused"},
-                                f"after {what}: pause {ref} is in the wrong phase")
+                got = data.phase if data is not None else "refused"
+                raise _Mismatch(step.clauses[0], {ref: phase}, {ref: got},
+                                f"after {what}: pause {ref} is in the wrong phase",
+                                probe=("phase", ref), wrong=got)
         for key, n in step.check.effects.items():
             run_id, _, k = key.partition("/")
             data = self._data(self.a.effect_count(EffectCountArgs(run_id=run_id, key=k)),
@@ -425,7 +433,22 @@ class _Replay:
                 clause_id = ("effect.at-most-once" if got is not None and got > n
                              else "resume.continuation.recorded-turn")
                 raise _Mismatch(clause_id, {key: n}, {key: got},
-                                f"after {what}: effect {key} ran {got} time(s)")
+                                f"after {what}: effect {key} ran {got} time(s)",
+                                probe=("effect", key), wrong=got)
+
+    def observe(self, probe: tuple[str, str]) -> Any:
+        """The current value of ``probe``: a pause's phase or an effect's count (None when
+        the pause is not published yet, or the implementation answered otherwise)."""
+        kind, name = probe
+        if kind == "phase":
+            p = self.pauses.get(name)
+            if p is None:
+                return None
+            res = self.a.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id))
+            return res.data.phase if isinstance(res, Ok) else "refused"
+        run_id, _, key = name.partition("/")
+        res = self.a.effect_count(EffectCountArgs(run_id=run_id, key=key))
+        return res.data.count if isinstance(res, Ok) else None
 
     def step(self, i: int, step: Any) -> None:
         what = f"step {i + 1} ({step.op})"
@@ -485,6 +508,40 @@ class _Replay:
         self._check(step, what)
 
 
+def _cause(adapter: Adapter, lc: LoadedCase, failed_at: int, m: _Mismatch) -> str:
+    """Where the failure came from: replay the case again on a fresh instance, observing
+    ``m.probe`` after every step up to the failing one; the cause is the step that *changed* it
+    to the wrong value it showed at the failure (which it then kept).  Empty when the failing
+    step is its own cause -- it changed the value itself, or the value is wrong because
+    nothing changed it (a step that should have, the failing one, did not) -- or when the
+    replay does not reproduce the failure."""
+    assert m.probe is not None
+    r = _Replay(adapter, lc)
+    seen: list[Any] = []
+    try:
+        if not isinstance(adapter.reset(ResetArgs(ttl_ms=lc.ttl_ms)), Ok):
+            return ""
+        for i, step in enumerate(lc.case.steps[:failed_at + 1]):
+            try:
+                r.step(i, step)
+            except _Mismatch:
+                if i != failed_at:
+                    return ""
+            seen.append(r.observe(m.probe))
+    except (_Stop, Exception):
+        return ""
+    if not seen or seen[-1] != m.wrong:
+        return ""
+    first = failed_at
+    while first > 0 and seen[first - 1] == m.wrong:
+        first -= 1
+    if first == failed_at or first == 0 or seen[first - 1] is None:
+        return ""  # changed by the failing step, or never changed (merely published)
+    step = lc.case.steps[first]
+    return (f"; caused by step {first + 1} ({step.op}): {m.probe[0]} {m.probe[1]} was "
+            f"{m.wrong!r} from that step on")
+
+
 def replay_case(adapter: Adapter, lc: LoadedCase, claimed: frozenset[Group]) -> CaseResult:
     """Run one vector case on a fresh instance and compare every step with the model."""
     case = lc.case
@@ -503,11 +560,14 @@ def replay_case(adapter: Adapter, lc: LoadedCase, claimed: frozenset[Group]) -> 
         if not isinstance(reset, Ok):
             r._data(reset, "reset")
             raise _Stop(CaseOutcome.ERRORED, f"reset was refused: {describe(reset)}")
+        failed_at = -1
         for i, step in enumerate(case.steps):
+            failed_at = i
             r.step(i, step)
     except _Mismatch as m:
+        cause = _cause(adapter, lc, failed_at, m) if m.probe is not None else ""
         return CaseResult(**base, outcome=CaseOutcome.FAILED, failed_clause=m.clause,
-                          expected=m.expected, got=m.got, message=m.message,
+                          expected=m.expected, got=m.got, message=m.message + cause,
                           duration_s=time.perf_counter() - t0)
     except _Stop as s:
         return CaseResult(**base, outcome=s.outcome, message=s.message,
