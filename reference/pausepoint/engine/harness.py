@@ -56,6 +56,7 @@ from pausepoint.engine.run import (
     current_run_binding,
 )
 from pausepoint.engine.service import PauseService, ResumeRequest
+from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle
 
@@ -238,9 +239,21 @@ class Harness:
                    durable_restart=url != "memory:", hooks=hooks, owner=owner,
                    lease_ms=lease_ms)
 
+    trace: TraceSink = NO_TRACE
+    """Where every operation is reported (:mod:`pausepoint.engine.tracing`; off by default):
+    set it with :meth:`traced`."""
+
+    def traced(self, sink: TraceSink) -> Harness:
+        """Report this harness's and its service's operations to ``sink``."""
+        self.trace = sink
+        self.service.trace = sink
+        return self
+
     def _compose(self, bundle: StoreBundle) -> Deployment:
-        return compose(store=bundle, signer=self.signer, interactions=self.interactions,
-                       clock=self.clock, ttl_ms=self.ttl_ms)
+        deployment = compose(store=bundle, signer=self.signer, interactions=self.interactions,
+                             clock=self.clock, ttl_ms=self.ttl_ms)
+        deployment.service.trace = self.trace
+        return deployment
 
     @property
     def service(self) -> PauseService:
@@ -276,6 +289,8 @@ class Harness:
                     thread_id=thread_id or run_id, scope=scope, status=RunStatus.RUNNING,
                 ).evolve(out.state, canonical_json(state))
                 if svc.runs.create(run):  # atomic against a cancel of the parent
+                    self.trace.emit("start", run=run_id, parent=parent_run_id,
+                                    script=state["script"], ttl=self.ttl_ms)
                     return self._drive(run)
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"run {run_id!r} could not be created")
@@ -312,7 +327,8 @@ class Harness:
     def cancel(self, run_id: str) -> Report:
         with self._lock:
             self._alive()
-            self.service.cancel_run(run_id, owner=self.owner)
+            if run_id in self.service.cancel_run(run_id, owner=self.owner):
+                self.trace.emit("cancel", run=run_id)
             return self._report(run_id, ())
 
     def reconcile(self, interrupt_id: str, resolution: str) -> Report:
@@ -324,6 +340,8 @@ class Harness:
                 raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
                                       f"unknown resolution {resolution!r}") from None
             rec = self.service.reconcile(interrupt_id, res)
+            self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
+                            applied=res == lc.Resolution.APPLIED)
             return self._report(rec.run_id, ())
 
     def expire_due(self) -> list[str]:
@@ -336,6 +354,8 @@ class Harness:
         with self._lock:
             if not self.crashed and self.durable_restart:
                 self.deployment.store.close()
+            if not self.crashed:
+                self.trace.emit("crash")
             self.crashed = True
 
     def restart(self) -> list[Report]:
@@ -352,12 +372,14 @@ class Harness:
                     continue  # a live owner drives it (run.ownership.lease)
                 taken = run.evolve(out.state)
                 if self.service.runs.replace(run, taken):  # else another restarter owns it
+                    self.trace.emit("restart", run=run.run_id)
                     reports.append(self._drive(taken))
             for rec in self._stalled_pauses():
                 if not self._answers_kept(rec):  # the winner died before keeping an answer:
                     self._await_answers(rec)     # only its sender's retry can deliver it
                     continue
                 answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
+                self.trace.emit("restart", run=rec.run_id)
                 reports.append(self._continue(rec, json.loads(answer) if answer else None))
             return reports
 
@@ -591,13 +613,11 @@ class Harness:
                 raise Fenced()
             script: list[dict[str, Any]] = state["script"]
             pc = int(state["pc"])
-            if pc >= len(script):
-                self._save(run, state, RunStatus.DONE)
-                return
-            step = script[pc]
+            step = script[pc] if pc < len(script) else {"op": "end"}
             op = step.get("op")
             if op == "end":
                 self._save(run, state, RunStatus.DONE)
+                self.trace.emit("execute", run=run_id)
                 return
             if op == "effect":
                 key = str(step["key"])
@@ -606,20 +626,24 @@ class Harness:
                 if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
                     state["pc"] = pc + 1  # done before: never run again (effect.at-most-once)
                     self._save(run, state, RunStatus.RUNNING)
+                    self.trace.emit("execute", run=run_id)
                     continue
                 if status == EffectStatus.STARTED:
                     self._open_recovery(run, state, pc, key)  # raises InvocationPaused
                 emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
                 if not svc.effects.start(run_id, jkey, run.epoch):
                     self._lost(run_id)  # a new epoch (cancel, take-over): never apply
+                self.trace.emit("execute", run=run_id)
 
                 fault = step.get("fault")
                 if fault == Fault.CRASH_BEFORE_APPLY.value and pc not in state["fired"]:
                     self._fire(run, state, pc)
                 self.world.apply(run_id, key)
+                self.trace.emit("apply", run=run_id)
                 if fault == Fault.CRASH_AFTER_APPLY.value and pc not in state["fired"]:
                     self._fire(run, state, pc)
                 svc.effects.finish(run_id, jkey, run.epoch)
+                self.trace.emit("finish", run=run_id)
                 emit(RunEvent(EventKind.TOOL_RESULT, {"effect": key}))
                 state["pc"] = pc + 1
                 self._save(run, state, RunStatus.RUNNING)
@@ -670,6 +694,8 @@ class Harness:
                 svc.check_pause(binding=binding, name=name, payload=payload,
                                 tool_call_id=str(step.get("tool_call_id", "")),
                                 checkpoint_id=checkpoint_id)
+        self.trace.emit("execute", run=run.run_id,
+                        pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
         published = []
         for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
             rec = svc.pause(binding=binding, name=name, payload=payload,
@@ -680,6 +706,7 @@ class Harness:
                     and step.get("checkpoint_write") != "fail":
                 try:
                     rec = svc.record_turn(rec.interrupt_id, turn)
+                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
                 except PausepointError:
                     rec = svc.ledger.get(rec.interrupt_id) or rec
             published.append(self._publish(rec))
@@ -735,6 +762,7 @@ class Harness:
                         payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
                         interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
                         checkpoint_id=f"{run.run_id}@{pc}/recover/{n}")
+        self.trace.emit("recover", run=run.run_id, pause=rec.interrupt_id)
         if rec.state.phase == lc.Phase.PAUSED:
             rec = svc.mark_unknown(rec.interrupt_id)
         if not rec.state.turn_recorded:

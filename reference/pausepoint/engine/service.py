@@ -39,6 +39,7 @@ from pausepoint.core.ports import (
 )
 from pausepoint.core.registry import RECONCILE, Interaction, Registry
 from pausepoint.engine.run import PauseBinding
+from pausepoint.engine.tracing import NO_TRACE, TraceSink
 
 MAX_CAS_ATTEMPTS = 64
 
@@ -87,6 +88,9 @@ class PauseService:
 
     machine: ClassVar[lc.Machine] = lc.MACHINE
     """The lifecycle every decision is asked of (a variant is a subclass naming another)."""
+
+    trace: TraceSink = NO_TRACE
+    """Where resume reads and commits and expiries are reported (off by default)."""
 
     def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
                  checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
@@ -193,14 +197,22 @@ class PauseService:
         """Answer a pause.  Checks run in the order of resume.refusal.order; the consume is the
         ledger's conditional update, so exactly one of any number of racing resumes wins."""
         claims = self.signer.verify(token)
-        record = self.ledger.get(claims.interrupt_id)
+        interaction = self.interaction(claims.name)
+        response_valid = interaction is not None and interaction.response_fits(response)
+        try:
+            response_digest = digest(canonical_json(response)) if response_valid else ""
+        except (TypeError, ValueError):
+            response_valid, response_digest = False, ""
+        with self.trace.atomic():
+            record = self.ledger.get(claims.interrupt_id)
+            self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
+                            response=response_digest)
         if record is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "resume.token.binds-one-pause",
                                   "no pause with this token's interrupt id is in the ledger")
         if record.claims != claims or record.token != token:
             raise PausepointError(ErrorCode.TOKEN_INVALID, "resume.token.binds-one-pause",
                                   "the token was not minted for the pause it names")
-        interaction = self.interaction(claims.name)
         binding_ok = (request.session_id == claims.session_id
                       and request.run_id in (None, claims.run_id)
                       and request.root_run_id in (None, claims.root_run_id))
@@ -208,11 +220,6 @@ class PauseService:
         now = self.clock.now()
         authorized = interaction is not None and interaction.authority(
             request.responder, claims, now)
-        response_valid = interaction is not None and interaction.response_fits(response)
-        try:
-            response_digest = digest(canonical_json(response)) if response_valid else ""
-        except (TypeError, ValueError):
-            response_valid, response_digest = False, ""
         if not scope_ok:  # audited whatever else is wrong with the request (resume.binding.scope)
             self.audit.record(AuditEvent(
                 "cross_scope_redemption", claims.interrupt_id,
@@ -223,16 +230,23 @@ class PauseService:
                               response_valid=response_valid)
             out = self.machine.step(record.state, event)
             if isinstance(out, lc.Refusal):
+                self.trace.emit("commit", pause=claims.interrupt_id, result=out.code.value)
                 if out.code == ErrorCode.PAUSE_EXPIRED and record.state.phase in lc.LIVE:
                     self.expire(claims.interrupt_id)  # decide it once, for everyone
                 raise _refuse(out)
             if out.action == lc.Action.REPLAYED:
+                self.trace.emit("commit", pause=claims.interrupt_id, result="replayed")
                 return ResumeOutcome(record=record, replayed=True, result=record.result)
-            if self.ledger.transition(claims.interrupt_id, record.version, out.state):
+            with self.trace.atomic():
+                won_row = self.ledger.transition(claims.interrupt_id, record.version, out.state)
+                self.trace.emit("commit", pause=claims.interrupt_id,
+                                result="consumed" if won_row else "retry")
+                if not won_row:
+                    record = self._get(claims.interrupt_id)  # lost the race: decide again
+            if won_row:
                 won = attrs.evolve(record, state=out.state, version=record.version + 1)
                 return ResumeOutcome(record=won, replayed=False,
                                      turn=self.checkpoints.read(claims.checkpoint_id))
-            record = self._get(claims.interrupt_id)  # lost the race: decide again
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "resume.consume.single-winner",
                               "the ledger row kept changing; nothing was consumed")
 
@@ -242,7 +256,9 @@ class PauseService:
     # -- expire, cancel, reconcile -------------------------------------------------------
 
     def expire(self, interrupt_id: str) -> PauseRecord:
-        return self._advance(interrupt_id, lambda _r: lc.Expire(self.clock.now()))
+        record = self._advance(interrupt_id, lambda _r: lc.Expire(self.clock.now()))
+        self.trace.emit("expire", pause=interrupt_id, run=record.run_id)
+        return record
 
     def expire_due(self) -> list[PauseRecord]:
         """Expire every outstanding pause whose expiry has been reached."""

@@ -1,0 +1,202 @@
+"""Trace validation of the implementation: the events the reference's service and harness
+really emitted (:mod:`pausepoint.engine.tracing`) become a ``pausepoint-trace/1`` trace of the
+model's actions, which :func:`pausepoint.system.trace.validate` replays against the Python
+model (and ``tla/TracePausepoint.tla`` can check with TLC).
+
+The translation is a renaming, never a repair: each event maps to at most one action line,
+in the order the events happened, and the model must allow every line.  What the model does
+not describe is left out and said so:
+
+* a resume refused for a fact of the request (authenticity, binding, scope, authority, the
+  response's fit) -- the model's resumers send only well-formed answers -- is dropped with
+  its read;
+* a read that never reached a commit (the ledger had no such row) is dropped.
+
+Runs are numbered in the order they started, pauses in the order their run created them,
+resume servers (threads) by the lowest number free when they read; the clock's readings
+become ``Tick`` lines (one per millisecond: trace short runs with a short TTL).  The header's
+constants are what the events show: the scripts and parents of the runs started, the TTL,
+the last clock reading, how many resume servers read at once, the responses' digests and the
+crashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from pausepoint.system import model as m
+from pausepoint.system import trace as tr
+
+REQUEST_REFUSALS: Final[frozenset[str]] = frozenset({
+    "token_invalid", "token_malformed", "binding_mismatch", "scope_mismatch",
+    "responder_unauthorized", "response_invalid"})
+"""Refusals of a request the model never sends: such a resume is not part of the trace."""
+
+
+class Untranslatable(ValueError):
+    """The events describe something the model has no action for (a gate, handlers, a
+    refused pause...)."""
+
+
+def _script(steps: Sequence[Mapping[str, Any]]) -> tuple[m.ScriptStep, ...]:
+    out: list[m.ScriptStep] = []
+    for st in steps:
+        op = st.get("op")
+        if op == "effect":
+            out.append(m.Effect(str(st["key"])))
+        elif op == "interrupt" and not st.get("handlers"):
+            out.append(m.Ask(tuple(st.get("names") or [st.get("name")])))
+        elif op == "end":
+            out.append(m.End())
+        else:
+            raise Untranslatable(f"the model has no script step like {dict(st)!r}")
+    if not out or not isinstance(out[-1], m.End):
+        out.append(m.End())  # a script that runs off its end ends there
+    return tuple(out)
+
+
+@attrs.define
+class _Translation:
+    runs: dict[str, int] = attrs.field(factory=dict)
+    scripts: list[tuple[m.ScriptStep, ...]] = attrs.field(factory=list)
+    parents: list[int | None] = attrs.field(factory=list)
+    slots: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+    nslots: list[int] = attrs.field(factory=list)
+    resumers: dict[int, int] = attrs.field(factory=dict)  # thread -> resumer index
+    pending: dict[int, dict[str, Any]] = attrs.field(factory=dict)  # thread -> its read line
+    lines: list[dict[str, Any]] = attrs.field(factory=list)
+    responses: set[str] = attrs.field(factory=set)
+    ttl: int | None = None
+    now: int = 0
+    most_resumers: int = 1
+    crashes: int = 0
+
+    def run(self, run_id: str) -> int:
+        if run_id not in self.runs:
+            raise Untranslatable(f"run {run_id!r} was never started in this trace")
+        return self.runs[run_id]
+
+    def slot(self, pause: str) -> tuple[int, int]:
+        if pause not in self.slots:
+            raise Untranslatable(f"pause {pause!r} was never created in this trace")
+        return self.slots[pause]
+
+    def new_slot(self, run: int, pause: str) -> None:
+        self.slots[pause] = (run, self.nslots[run])
+        self.nslots[run] += 1
+
+    def emit(self, action: str, args: Sequence[object], result: str | None = None) -> None:
+        names = tr.ARG_NAMES[action]
+        line: dict[str, Any] = {"action": action, "args": dict(zip(names, args, strict=True))}
+        if result is not None:
+            line["result"] = result
+        self.lines.append(line)
+
+    def clock(self, now: int) -> None:
+        while self.now < now:
+            self.now += 1
+            self.emit("Tick", ())
+
+    def event(self, e: Mapping[str, Any]) -> None:
+        op = e["op"]
+        self.clock(int(e.get("now", self.now)))
+        if op == "start":
+            r = len(self.runs)
+            self.runs[e["run"]] = r
+            self.scripts.append(_script(e["script"]))
+            self.parents.append(None if not e.get("parent") else self.run(e["parent"]))
+            self.nslots.append(0)
+            if self.ttl is None:
+                self.ttl = int(e["ttl"])
+            self.emit("StartRun", (r,))
+        elif op == "execute":
+            r = self.run(e["run"])
+            for pause in e.get("pauses", ()):
+                self.new_slot(r, pause)
+            self.emit("Execute", (r,))
+        elif op in ("apply", "finish", "cancel", "restart"):
+            action = {"apply": "ApplyEffect", "finish": "FinishEffect", "cancel": "Cancel",
+                      "restart": "Restart"}[op]
+            self.emit(action, (self.run(e["run"]),))
+        elif op == "recover":
+            self.new_slot(self.run(e["run"]), e["pause"])  # opened by the Restart before it
+        elif op == "turn":
+            self.emit("RecordTurn", self.slot(e["pause"]))
+        elif op == "expire":
+            self.emit("Expire", self.slot(e["pause"]))
+        elif op == "reconcile":
+            self.emit("Reconcile", (*self.slot(e["pause"]), bool(e["applied"])))
+        elif op == "crash":
+            self.crashes += 1
+            self.pending.clear()
+            self.resumers.clear()
+            self.emit("Crash", ())
+        elif op == "read":
+            self._read(e)
+        elif op == "commit":
+            self._commit(e)
+        else:
+            raise Untranslatable(f"unknown event {op!r}")
+
+    def _read(self, e: Mapping[str, Any]) -> None:
+        thread = int(e["thread"])
+        if e["pause"] not in self.slots:
+            return  # a token for no pause of this trace: refused before any read it matters
+        busy = set(self.resumers.values())
+        index = self.resumers.get(thread)
+        if index is None:
+            index = next(i for i in range(len(busy) + 1) if i not in busy)
+            self.resumers[thread] = index
+        self.most_resumers = max(self.most_resumers, index + 1)
+        self.pending[thread] = {"index": index, "slot": self.slot(e["pause"]),
+                                "response": str(e["response"]), "at": len(self.lines)}
+
+    def _commit(self, e: Mapping[str, Any]) -> None:
+        thread = int(e["thread"])
+        read = self.pending.get(thread)
+        if read is None:
+            return
+        result = str(e["result"])
+        if result in REQUEST_REFUSALS:  # never part of the model: drop the read with it
+            self.pending.pop(thread)
+            self.resumers.pop(thread, None)
+            return
+        if "line" not in read:  # the read becomes a line when its commit is kept
+            line = {"action": "ResumeRead", "args": dict(zip(
+                tr.ARG_NAMES["ResumeRead"],
+                (read["index"], *read["slot"], read["response"]), strict=True))}
+            self.lines.insert(read["at"], line)
+            for other in self.pending.values():  # later reads moved down by the insertion
+                if other is not read and "line" not in other and other["at"] >= read["at"]:
+                    other["at"] += 1
+            read["line"] = line
+            self.responses.add(read["response"])
+        self.emit("ResumeCommit", (read["index"],), result)
+        if result != "retry":
+            self.pending.pop(thread)
+            self.resumers.pop(thread, None)
+
+    def header(self) -> dict[str, Any]:
+        cfg = m.Config(scripts=tuple(self.scripts), parents=tuple(self.parents),
+                       ttl=self.ttl if self.ttl is not None else 1, max_time=self.now,
+                       resumers=self.most_resumers,
+                       responses=tuple(sorted(self.responses)) or ("",),
+                       max_crashes=self.crashes)
+        return tr.header(cfg)
+
+
+def translate(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The ``pausepoint-trace/1`` records (header, Init, one line per action) of ``events``;
+    :class:`Untranslatable` when they describe what the model has no action for."""
+    t = _Translation()
+    for e in events:
+        t.event(e)
+    return [t.header(), {"action": "Init", "args": {}, "state": {}}, *t.lines]
+
+
+def validate_events(events: Iterable[Mapping[str, Any]]) -> tr.Validation:
+    """Translate the implementation's events and replay them against the model."""
+    return tr.validate(translate(events))

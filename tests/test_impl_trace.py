@@ -1,0 +1,206 @@
+"""Trace validation of the implementation: the reference's service and harness report what
+they really do (``pausepoint.engine.tracing``), and those events, translated into the model's
+actions (``pausepoint_conformance.modelcheck.impltrace``), replay against the Python model --
+for ordinary runs, for crash runs (a crash inside an effect, the restart, the recovery pause
+and its reconcile) and for races of resume servers sharing one store.  A broken
+implementation's trace does not validate."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from pausepoint.core.errors import PausepointError
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.harness import Harness, MemoryWorld
+from pausepoint.engine.tracing import FileTrace, MemoryTrace, load_events
+from pausepoint.stores import open_store
+from pausepoint_conformance.modelcheck.impltrace import Untranslatable, translate, validate_events
+
+TTL = 3
+S = {"session_id": "s", "scope": "sc"}
+
+
+def eff(key: str, fault: str | None = None) -> dict[str, Any]:
+    return {"op": "effect", "key": key, **({"fault": fault} if fault else {})}
+
+
+def ask(*names: str, **kw: Any) -> dict[str, Any]:
+    step: dict[str, Any] = {"op": "interrupt", "payload": {}, **kw}
+    step.update({"names": list(names)} if len(names) > 1 else {"name": names[0]})
+    return step
+
+
+END = {"op": "end"}
+
+
+def traced(url: str = "memory:") -> tuple[Harness, MemoryTrace, ManualClock]:
+    clock = ManualClock(0)
+    h = Harness.open(url, clock=clock, ttl_ms=TTL)
+    trace = MemoryTrace(clock)
+    h.traced(trace)
+    return h, trace, clock
+
+
+def assert_valid(trace: MemoryTrace) -> None:
+    v = validate_events(trace.events)
+    assert v.ok, (v.message, translate(trace.events)[2:])
+    assert v.lines == len(translate(trace.events))
+
+
+def test_an_ordinary_run_validates() -> None:
+    h, trace, clock = traced()
+    rep = h.start([eff("a"), ask("approve"), eff("b"), END], run_id="r1", **S)
+    (p,) = rep.pauses
+    clock.advance(1)
+    assert h.resume(p.token, {"ok": True}, **S).status == "done"
+    assert h.resume(p.token, {"ok": True}, **S).replayed
+    with pytest.raises(PausepointError):
+        h.resume(p.token, {"ok": False}, **S)  # a conflict: in the model too
+    with pytest.raises(PausepointError):
+        h.resume(p.token, {"ok": True}, session_id="other", scope="sc")  # not modelled
+    assert_valid(trace)
+    actions = [x["action"] for x in translate(trace.events)[2:]]
+    assert actions.count("ResumeCommit") == 3 and "Tick" in actions
+
+
+def test_several_questions_lineage_expiry_and_cancel_validate() -> None:
+    h, trace, clock = traced()
+    rep = h.start([ask("approve", "confirm"), eff("b"), END], run_id="p", **S)
+    first, second = rep.pauses
+    h.start([ask("choose", checkpoint_write="fail", fail_checkpoint=True), END],
+            run_id="c", parent_run_id="p", **S)
+    h.resume(first.token, {"ok": 1}, **S)
+    clock.advance(TTL)
+    h.expire_due()
+    with pytest.raises(PausepointError):
+        h.resume(second.token, {"ok": 1}, **S)
+    h.start([ask("approve"), END], run_id="q", **S)
+    h.cancel("q")
+    h.cancel("q")  # already cancelled: nothing happens, nothing is reported
+    assert_valid(trace)
+    actions = [x["action"] for x in translate(trace.events)[2:]]
+    assert {"Expire", "Cancel", "RecordTurn"} <= set(actions)
+
+
+@pytest.mark.parametrize("fault", ["crash_before_apply", "crash_after_apply"])
+def test_a_crash_run_validates(fault: str, tmp_path: Path) -> None:
+    """A crash inside an effect, the restart on a durable store, the recovery pause, its
+    reconcile (the truth: applied or not) and the resume that continues the run."""
+    h, trace, _clock = traced(f"sqlite:{tmp_path / 'crash.db'}")
+    rep = h.start([eff("a", fault), eff("b"), END], run_id="r1", **S)
+    assert rep.status == "stopped"
+    h.restart()
+    (rec,) = h.published("r1")
+    h.reconcile(rec.interrupt_id, "applied" if fault == "crash_after_apply" else "not_applied")
+    assert h.resume(rec.token, {}, **S).status == "done"
+    assert_valid(trace)
+    actions = [x["action"] for x in translate(trace.events)[2:]]
+    assert {"Crash", "Restart", "Reconcile"} <= set(actions)
+
+
+def test_a_crash_run_of_several_processes_validates(tmp_path: Path) -> None:
+    """Each 'process' -- a harness opened on the same file, the previous one dropped as dead
+    -- appends to one event file; the file validates as one trace."""
+    url, log = f"sqlite:{tmp_path / 'p.db'}", tmp_path / "events.ndjson"
+    clock, world = ManualClock(0), MemoryWorld()
+
+    def process() -> Harness:
+        h = Harness.open(url, clock=clock, ttl_ms=TTL, world=world)
+        return h.traced(FileTrace(clock, log))
+
+    first = process()
+    first.start([eff("a"), ask("approve"), eff("b", "crash_after_apply"), END], run_id="r1",
+                **S)
+    (p,) = first.published("r1")
+    first.resume(p.token, {"ok": True}, **S)  # dies applying b
+    second = process()
+    second.trace.emit("crash")  # the file's own record of the death it survived
+    second.restart()
+    (rec,) = second.published("r1")
+    second.reconcile(rec.interrupt_id, "applied")
+    second.resume(rec.token, {}, **S)
+    events = load_events(log.read_text())
+    assert [e["op"] for e in events].count("crash") == 2
+    v = validate_events([e for i, e in enumerate(events)
+                         if not (e["op"] == "crash" and i and events[i - 1]["op"] == "crash")])
+    assert v.ok, v.message
+
+
+def race(trace: MemoryTrace, servers: list[Harness], token: str,
+         responses: list[Any]) -> list[Any]:
+    results: list[Any] = [None] * len(servers)
+    barrier = threading.Barrier(len(servers))
+
+    def go(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = servers[i].resume(token, responses[i], **S)
+        except PausepointError as exc:
+            results[i] = exc.code.value
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(len(servers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def servers_for(h: Harness, n: int, url: str, trace: MemoryTrace) -> list[Harness]:
+    return [Harness(open_bundle=lambda: open_store(url), signer=h.signer, clock=h.clock,
+                    world=h.world, ttl_ms=TTL, interactions=h.interactions,
+                    durable_restart=True).traced(trace) for _ in range(n)]
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_race_of_resume_servers_validates(same: bool, tmp_path: Path) -> None:
+    url = f"sqlite:{tmp_path / 'race.db'}"
+    h, trace, _clock = traced(url)
+    for round_ in range(3):
+        rep = h.start([ask("approve"), eff("b"), END], run_id=f"r{round_}", **S)
+        (p,) = rep.pauses
+        responses = [{"ok": True} if same else {"ok": i} for i in range(4)]
+        results = race(trace, servers_for(h, 4, url, trace), p.token, responses)
+        assert sum(1 for r in results if not isinstance(r, str) and not r.replayed) == 1
+    assert_valid(trace)
+    commits = [x for x in translate(trace.events)[2:] if x["action"] == "ResumeCommit"]
+    assert len(commits) >= 12
+
+
+def test_a_double_consume_does_not_validate(tmp_path: Path) -> None:
+    """The version-blind ledger of tests/broken/double_consume: two resumes that read the
+    same version both commit a consume -- the model says the second must read again."""
+    h, trace, _clock = traced()
+    rep = h.start([ask("approve"), END], run_id="r1", **S)
+    (p,) = rep.pauses
+    ledger = h.service.ledger
+    real_get, real_transition = ledger.get, ledger.transition
+
+    def blind(interrupt_id: str, expected_version: int, new: Any, result: Any = None) -> bool:
+        current = real_get(interrupt_id)  # whatever version the row has: no compare-and-set
+        return bool(real_transition(interrupt_id, current.version, new, result))
+    stale = real_get(p.interrupt_id)  # both resumes read the row before either commits
+    ledger.transition = blind
+    ledger.get = lambda iid: stale if iid == p.interrupt_id else real_get(iid)
+    h.resume(p.token, {"ok": 1}, **S)
+    h.resume(p.token, {"ok": 2}, **S)  # reads the stale row, consumes again
+    v = validate_events(trace.events)
+    assert not v.ok and "ResumeCommit" in v.message, v.message
+
+
+def test_a_run_the_model_cannot_describe_is_said_so() -> None:
+    h, trace, _clock = traced()
+    h.start([{"op": "gate", "amount": 1, "allow_up_to": 10, "deny_over": 100}, END],
+            run_id="g", **S)
+    with pytest.raises(Untranslatable):
+        translate(trace.events)
+
+
+def test_tracing_is_off_by_default() -> None:
+    h = Harness.open("memory:", clock=ManualClock(0), ttl_ms=TTL)
+    assert not hasattr(h.trace, "events") and not hasattr(h.service.trace, "events")
+    assert attrs.has(type(h.service.machine))
