@@ -444,11 +444,11 @@ class _Replay:
             p = self.pauses.get(name)
             if p is None:
                 return None
-            res = self.a.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id))
-            return res.data.phase if isinstance(res, Ok) else "refused"
+            phase = self.a.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id))
+            return phase.data.phase if isinstance(phase, Ok) else "refused"
         run_id, _, key = name.partition("/")
-        res = self.a.effect_count(EffectCountArgs(run_id=run_id, key=key))
-        return res.data.count if isinstance(res, Ok) else None
+        count = self.a.effect_count(EffectCountArgs(run_id=run_id, key=key))
+        return count.data.count if isinstance(count, Ok) else None
 
     def step(self, i: int, step: Any) -> None:
         what = f"step {i + 1} ({step.op})"

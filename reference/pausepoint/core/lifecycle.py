@@ -379,6 +379,11 @@ TABLE: Final[tuple[Row, ...]] = (
 )
 
 
+def _frozen_checks(checks: Mapping[type[Event], tuple[Guard, ...]]
+                   ) -> Mapping[type[Event], tuple[Guard, ...]]:
+    return MappingProxyType(dict(checks))
+
+
 @attrs.frozen(eq=False)
 class Machine:
     """The table and the common checks, read by :meth:`step`.  Frozen: a variant (a broken
@@ -386,8 +391,7 @@ class Machine:
     :meth:`with_common`), never an edit of this module."""
 
     rows: tuple[Row, ...]
-    common: Mapping[type[Event], tuple[Guard, ...]] = attrs.field(
-        converter=lambda m: MappingProxyType(dict(m)))
+    common: Mapping[type[Event], tuple[Guard, ...]] = attrs.field(converter=_frozen_checks)
     index: Mapping[tuple[type[Event], Phase], Row] = attrs.field(init=False)
 
     @index.default
