@@ -97,6 +97,18 @@ def caught(check: Callable[[], object], match: str) -> AssertionError:
     pytest.fail("the broken variant passed the check: the suite would not catch it")
 
 
+def control_then_broken(store: StoreBundle, tmp_path: Path, check: Callable[[Any], None],
+                        service_class: type[PauseService], match: str) -> None:
+    """``check`` passes on the reference service over ``store``, and is :func:`caught` (for
+    ``match``) on ``service_class`` over a fresh store of the same kind."""
+    check(make_env(store))
+    broken = fresh(store, tmp_path / "b.db")
+    try:
+        caught(lambda: check(make_env(broken, service_class=service_class)), match)
+    finally:
+        broken.close()
+
+
 def machine_catches(machine: type[PauseMachine], match: str) -> AssertionError:
     """Run the stateful machine (generation only, no shrinking, no example database) and
     return the violated invariant or mismatch it found.  Which invariant fires first is up to
@@ -174,12 +186,9 @@ class NoExpiryService(PauseService):
 def test_consume_at_expiry_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`resume.expiry`, `expiry.no-consume-after`: the unbroken service and table pass, the
     variant fails the service check and the lifecycle tests."""
-    check_resume_at_expiry_refused(make_env(store))
+    control_then_broken(store, tmp_path, check_resume_at_expiry_refused, NoExpiryService,
+                        "expir")
     test_lifecycle.test_invariants_are_preserved_by_every_step_from_every_reachable_state()
-    broken = fresh(store, tmp_path / "b.db")
-    caught(lambda: check_resume_at_expiry_refused(
-        make_env(broken, service_class=NoExpiryService)), "expir")
-    broken.close()
     caught(lambda: test_lifecycle.
            test_invariants_are_preserved_by_every_step_from_every_reachable_state(NO_EXPIRY),
            r"invariants_hold|e\.now < s\.expires_at")
@@ -211,11 +220,8 @@ class EagerTurnService(PauseService):
 
 def test_resumable_before_the_write_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`turn.resumable.earned`, `turn.write-failed.stays-paused`."""
-    check_failed_turn_write_stays_paused(make_env(store))
-    broken = fresh(store, tmp_path / "b.db")
-    caught(lambda: check_failed_turn_write_stays_paused(
-        make_env(broken, service_class=EagerTurnService)), "accepted|resumable")
-    broken.close()
+    control_then_broken(store, tmp_path, check_failed_turn_write_stays_paused,
+                        EagerTurnService, "accepted|resumable")
 
 
 def test_resumable_before_the_write_is_caught_by_the_stateful_machine() -> None:
@@ -250,11 +256,8 @@ class MintFirstService(PauseService):
 
 def test_mint_before_validation_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`pause.refusal.before-mint`, `pause.payload.schema`."""
-    check_pause_refusals_before_mint(make_env(store))
-    broken = fresh(store, tmp_path / "b.db")
-    caught(lambda: check_pause_refusals_before_mint(
-        make_env(broken, service_class=MintFirstService)), "minted|payload row")
-    broken.close()
+    control_then_broken(store, tmp_path, check_pause_refusals_before_mint, MintFirstService,
+                        "minted|payload row")
 
 
 def test_mint_before_validation_is_caught_by_the_stateful_machine() -> None:
@@ -328,12 +331,9 @@ class DigestBlindService(PauseService):
 def test_different_response_replayed_is_caught(store: StoreBundle, tmp_path: Path) -> None:
     """`replay.different-response.conflict`, `replay.same-response`: the unbroken service and
     table pass, the variant fails both."""
-    check_different_response_conflicts(make_env(store))
+    control_then_broken(store, tmp_path, check_different_response_conflicts,
+                        DigestBlindService, "conflict|replayed")
     test_lifecycle.test_resume_outcome_for_every_reachable_state_and_fact_combination()
-    broken = fresh(store, tmp_path / "b.db")
-    caught(lambda: check_different_response_conflicts(
-        make_env(broken, service_class=DigestBlindService)), "conflict|replayed")
-    broken.close()
     caught(lambda: test_lifecycle.
            test_resume_outcome_for_every_reachable_state_and_fact_combination(DIGEST_BLIND),
            "REPLAYED|response_conflict")
