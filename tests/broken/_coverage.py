@@ -19,11 +19,8 @@ from pausepoint.core.clauses import CLAUSES, Level
 
 NOT_KILLED_YET: frozenset[str] = frozenset({
     "lifecycle.states", "lifecycle.transition.table", "lifecycle.terminal.absorbing",
-    "lifecycle.outstanding.live", "lifecycle.refusal.no-change",
-    "pause.interaction.registered", "pause.tool-call.bound", "pause.published",
-    "turn.write-failed.stays-paused",
-    "run.events.vocabulary", "run.paused.never-error",
-    "resume.token.authentic", "resume.response.schema", "resume.unknown-outcome.blocks",
+    "lifecycle.outstanding.live", "pause.published", "turn.write-failed.stays-paused",
+    "run.paused.never-error", "resume.token.authentic", "resume.unknown-outcome.blocks",
     "resume.refusal.keeps-pause", "resume.continuation.recorded-turn",
     "expiry.no-consume-after", "effect.journal.bracket", "effect.reconcile",
     "durability.commit-per-change", "token.claims",
