@@ -18,10 +18,8 @@ from _registry import registry
 from pausepoint.core.clauses import CLAUSES, Level
 
 NOT_KILLED_YET: frozenset[str] = frozenset({
-    "lifecycle.outstanding.live", "run.paused.never-error", "resume.token.authentic",
-    "resume.refusal.keeps-pause", "resume.continuation.recorded-turn",
-    "expiry.no-consume-after", "effect.journal.bracket", "durability.commit-per-change",
-    "token.claims",
+    "resume.token.authentic", "expiry.no-consume-after", "effect.journal.bracket",
+    "durability.commit-per-change", "token.claims",
 })
 """MUST clauses no broken implementation here is declared to kill (yet).  Several of them do
 fail on some broken implementation, but only as a MAY (not on every run, or as a side effect of
