@@ -73,4 +73,5 @@ def _expiry_order(ctx: Ctx) -> None:
                       response=[1])
     if ctx.needs_claim(Group.TOKENS):
         ctx.refuse_resume(p, TOKEN_ERRORS, "resume.refusal.order",
-                          "an altered token for an expired pause", token=alter(p.token, -1))
+                          "an altered token for an expired pause",
+                          token=alter(p.token, len(p.token) // 2))

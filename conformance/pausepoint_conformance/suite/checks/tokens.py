@@ -99,7 +99,8 @@ def _scope(ctx: Ctx) -> None:
 def _token_order(ctx: Ctx) -> None:
     p = basic(ctx, name="restricted")
     ctx.refuse_resume(p, TOKEN_ERRORS, "resume.refusal.order",
-                      "an altered token from another scope", token=alter(p.token, -1),
+                      "an altered token from another scope",
+                      token=alter(p.token, len(p.token) // 2),
                       scope="scope-2")
     ctx.refuse_resume(p, [E.SCOPE_MISMATCH], "resume.refusal.order",
                       "a cross-scope, unauthorised, invalid answer", scope="scope-2",
