@@ -16,9 +16,8 @@ MUST = (
     "token.key-id",
     "token.parse.strict",
     "resume.token.binds-one-pause",
-    "resume.refusal.order",
 )
-MAY = ("resume.token.authentic",)
+MAY = ("resume.refusal.order", "resume.token.authentic")
 
 
 class TrustingHarness(Harness):
