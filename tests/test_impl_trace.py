@@ -7,6 +7,7 @@ implementation's trace does not validate."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.harness import Harness, MemoryWorld
 from pausepoint.engine.tracing import FileTrace, MemoryTrace, load_events
 from pausepoint.stores import open_store
+from pausepoint_conformance.modelcheck import impltrace
 from pausepoint_conformance.modelcheck.impltrace import Untranslatable, translate, validate_events
 
 TTL = 3
@@ -129,6 +131,14 @@ def test_a_crash_run_of_several_processes_validates(tmp_path: Path) -> None:
     v = validate_events([e for i, e in enumerate(events)
                          if not (e["op"] == "crash" and i and events[i - 1]["op"] == "crash")])
     assert v.ok, v.message
+    # the command line: the first process's log alone (a prefix, as a killed one leaves)
+    first_only = tmp_path / "first.ndjson"
+    lines = log.read_text().splitlines(keepends=True)
+    first_only.write_text("".join(lines[:[json.loads(x).get("op") for x in lines].index(
+        "crash") + 1]))
+    assert impltrace.main([str(first_only), str(tmp_path / "trace.ndjson")]) == 0
+    assert (tmp_path / "trace.ndjson").read_text().startswith('{"format":"pausepoint-trace/1"')
+    assert impltrace.main([str(tmp_path / "missing.ndjson")]) == 2
 
 
 def race(trace: MemoryTrace, servers: list[Harness], token: str,

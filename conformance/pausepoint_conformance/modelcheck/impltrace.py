@@ -22,11 +22,15 @@ crashes.
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
+from pausepoint.engine.tracing import load_events
 from pausepoint.system import model as m
 from pausepoint.system import trace as tr
 
@@ -200,3 +204,31 @@ def translate(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def validate_events(events: Iterable[Mapping[str, Any]]) -> tr.Validation:
     """Translate the implementation's events and replay them against the model."""
     return tr.validate(translate(events))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pausepoint_conformance.modelcheck.impltrace EVENTS [TRACE]``: translate an
+    event log (a :class:`pausepoint.engine.tracing.FileTrace` file), validate it against the
+    Python model, and write the ``pausepoint-trace/1`` trace to TRACE -- the input of
+    ``tla/TracePausepoint.tla`` for TLC.  Exit 0 when it validates, 1 when not, 2 on bad
+    input."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) not in (1, 2):
+        print("usage: impltrace EVENTS [TRACE]", file=sys.stderr)
+        return 2
+    try:
+        records = translate(load_events(Path(args[0]).read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        print(f"impltrace: {exc}", file=sys.stderr)
+        return 2
+    if len(args) == 2:
+        Path(args[1]).write_text("".join(json.dumps(r, separators=(",", ":")) + "\n"
+                                         for r in records), encoding="utf-8")
+    v = tr.validate(records)
+    detail = f": {v.message}" if v.message else ""
+    print(f"{'valid' if v.ok else 'INVALID'}: {v.lines} lines{detail}")
+    return 0 if v.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
