@@ -86,7 +86,7 @@ def test_several_questions_lineage_expiry_and_cancel_validate() -> None:
     h.cancel("q")  # already cancelled: nothing happens, nothing is reported
     assert_valid(trace)
     actions = [x["action"] for x in translate(trace.events)[2:]]
-    assert {"Expire", "Cancel", "RecordTurn"} <= set(actions)
+    assert {"Expire", "CancelBegin", "CancelFinish", "RecordTurn"} <= set(actions)
 
 
 @pytest.mark.parametrize("fault", ["crash_before_apply", "crash_after_apply"])

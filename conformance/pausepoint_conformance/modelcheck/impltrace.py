@@ -73,6 +73,7 @@ class _Translation:
     pending: dict[int, dict[str, Any]] = attrs.field(factory=dict)  # thread -> its read line
     lines: list[dict[str, Any]] = attrs.field(factory=list)
     responses: set[str] = attrs.field(factory=set)
+    cancelled: set[int] = attrs.field(factory=set)
     ttl: int | None = None
     now: int = 0
     most_resumers: int = 1
@@ -121,14 +122,17 @@ class _Translation:
             for pause in e.get("pauses", ()):
                 self.new_slot(r, pause)
             self.emit("Execute", (r,))
-        elif op in ("apply", "finish", "cancel", "restart"):
-            action = {"apply": "ApplyEffect", "finish": "FinishEffect", "cancel": "Cancel",
-                      "restart": "Restart"}[op]
+        elif op in ("apply", "finish", "restart", "continue"):
+            action = {"apply": "ApplyEffect", "finish": "FinishEffect", "restart": "Restart",
+                      "continue": "Continue"}[op]
             self.emit(action, (self.run(e["run"]),))
+        elif op == "cancel":
+            self._cancel(self.run(e["run"]))
         elif op == "recover":
             self.new_slot(self.run(e["run"]), e["pause"])  # opened by the Restart before it
         elif op == "turn":
-            self.emit("RecordTurn", self.slot(e["pause"]))
+            self.emit("RecordTurnFailed" if e.get("failed") else "RecordTurn",
+                      self.slot(e["pause"]))
         elif op == "expire":
             self.emit("Expire", self.slot(e["pause"]))
         elif op == "reconcile":
@@ -144,6 +148,23 @@ class _Translation:
             self._commit(e)
         else:
             raise Untranslatable(f"unknown event {op!r}")
+
+    def _cancel(self, r: int) -> None:
+        """The service's cancel loop, as the model takes it: CancelBegin of the run, then, for
+        the lowest-numbered run queued, CancelScan and CancelFinish (which queues its started,
+        not yet cancelled children)."""
+        if r in self.cancelled:
+            return  # cancelled before: the service answers, nothing happens (CancelBegin off)
+        self.emit("CancelBegin", (r,))
+        queued = {r}
+        while queued:
+            d = min(queued)
+            queued.discard(d)
+            self.emit("CancelScan", (d,))
+            self.emit("CancelFinish", (d,))
+            self.cancelled.add(d)
+            queued |= {c for c, p in enumerate(self.parents)
+                       if p == d and c not in self.cancelled}
 
     def _read(self, e: Mapping[str, Any]) -> None:
         thread = int(e["thread"])
@@ -171,7 +192,7 @@ class _Translation:
         if "line" not in read:  # the read becomes a line when its commit is kept
             line = {"action": "ResumeRead", "args": dict(zip(
                 tr.ARG_NAMES["ResumeRead"],
-                (read["index"], *read["slot"], read["response"]), strict=True))}
+                (read["index"], *read["slot"], read["response"], "ok"), strict=True))}
             self.lines.insert(read["at"], line)
             for other in self.pending.values():  # later reads moved down by the insertion
                 if other is not read and "line" not in other and other["at"] >= read["at"]:

@@ -379,7 +379,6 @@ class Harness:
                     self._await_answers(rec)     # only its sender's retry can deliver it
                     continue
                 answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
-                self.trace.emit("restart", run=rec.run_id)
                 reports.append(self._continue(rec, json.loads(answer) if answer else None))
             return reports
 
@@ -555,6 +554,7 @@ class Harness:
         claimed = run.evolve(out.state, canonical_json(state))
         if not self.service.runs.replace(run, claimed):
             return self._report(run.run_id, ())  # another resume continues it: one winner
+        self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
 
     def _drive(self, owned: RunRecord) -> Report:
@@ -708,6 +708,8 @@ class Harness:
                     rec = svc.record_turn(rec.interrupt_id, turn)
                     self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
                 except PausepointError:
+                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
+                                    failed=True)
                     rec = svc.ledger.get(rec.interrupt_id) or rec
             published.append(self._publish(rec))
         try:
