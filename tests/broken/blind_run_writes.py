@@ -13,7 +13,8 @@ from unfenced import UpsertJournal
 from pausepoint.core.ports import RunRecord
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("run.cancel.in-flight", "run.cancel.finished")
+MUST = ("run.cancel.in-flight", "run.cancel.finished")
+MAY: tuple[str, ...] = ()
 
 
 class BlindRuns(Delegate):

@@ -23,8 +23,8 @@ class OverridingHarness(Harness):
         service = deployment.service
         cancel_run = service.cancel_run
 
-        def cancel_everything(run_id: str) -> Any:
-            cancelled = cancel_run(run_id)
+        def cancel_everything(run_id: str, **kw: Any) -> Any:
+            cancelled = cancel_run(run_id, **kw)
             for rid in cancelled:
                 for rec in service.ledger.by_run(rid):
                     if rec.state.phase == Phase.CONSUMED:

@@ -12,7 +12,8 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.ports import RunRecord
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("run.child.cancelling-parent",)
+MUST = ("run.child.cancelling-parent",)
+MAY: tuple[str, ...] = ()
 
 
 class ParentBlindRuns(Delegate):

@@ -10,7 +10,8 @@ from pausepoint.core.ports import RunRecord
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("run.ownership.lease",)
+MUST = ("run.ownership.lease",)
+MAY: tuple[str, ...] = ()
 
 
 class GreedyHarness(Harness):

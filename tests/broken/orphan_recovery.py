@@ -10,7 +10,8 @@ from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("run.restart.concurrent",)
+MUST = ("run.restart.concurrent",)
+MAY: tuple[str, ...] = ()
 
 
 class ForgetfulRecoveryHarness(Harness):

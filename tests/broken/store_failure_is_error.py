@@ -12,7 +12,8 @@ from pausepoint.core.ports import RunRecord
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("run.store-failure.recoverable",)
+MUST = ("run.store-failure.recoverable",)
+MAY: tuple[str, ...] = ()
 
 
 class BrittleHarness(Harness):

@@ -11,7 +11,8 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.ports import EffectStatus, RunRecord
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-EXPECTED = ("run.ownership.fencing",)
+MUST = ("run.ownership.fencing",)
+MAY: tuple[str, ...] = ()
 
 
 class EpochBlindRuns(Delegate):

@@ -12,7 +12,7 @@ from pausepoint.core.ports import EffectStatus
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("effect.unknown-outcome",)
-MAY: tuple[str, ...] = ()
+MAY = ("run.restart.concurrent",)
 
 
 class ForgetfulJournal(Delegate):
