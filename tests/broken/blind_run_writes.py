@@ -14,7 +14,7 @@ from pausepoint.core.ports import RunRecord
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.cancel.in-flight", "run.cancel.finished")
-MAY: tuple[str, ...] = ()
+MAY = ("run.ownership.fencing",)
 
 
 class BlindRuns(Delegate):
