@@ -42,6 +42,12 @@ Each implementation, its bug, and the clause it must fail:
   `replay.same-response`
 - ``surrogates_accepted``: payloads and responses bounded but not checked to be Unicode text --
   `input.bounded`
+- ``strict_response_lax``: responses validated in pydantic's lax mode, so ``"false"`` fits a
+  bool -- `resume.response.strict`
+- ``digest_unkeyed``: the token's payload digest an unkeyed SHA-256 of the payload --
+  `token.discloses`
+- ``python_canonical``: answers compared as Python ``json.dumps`` text, not RFC 8785 --
+  `input.canonical`
 """
 
 from __future__ import annotations
