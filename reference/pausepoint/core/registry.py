@@ -86,8 +86,9 @@ class Interaction:
 
     def validated_response(self, value: object) -> object:
         """The answer as an instance of the response model, from a strict check (raises
-        ``pydantic.ValidationError`` when it does not fit)."""
-        return _adapter(self.response).validate_python(value, strict=True)
+        ``pydantic.ValidationError`` when it does not fit): validated from its canonical JSON
+        text in strict JSON mode, exactly as :meth:`validate_response` does."""
+        return _adapter(self.response).validate_json(canonical_json(value), strict=True)
 
 
 class Registry:
