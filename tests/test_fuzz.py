@@ -33,6 +33,7 @@ from pausepoint_conformance.faults.fuzz import (
     Plan,
     Target,
     hostile_values,
+    layer_of,
     run_fuzz,
 )
 from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite, save_key
@@ -178,14 +179,56 @@ def _session(spec: StoreSpec, tmp_path: Path, count: int, **kw: Any) -> Any:
 
 
 def test_fuzz_session_memory(tmp_path: Path) -> None:
-    tally, live = _session(StoreSpec("memory"), tmp_path, 30_000)
+    tally, live = _session(StoreSpec("memory"), tmp_path, 12_000)
     assert live  # a valid answer was accepted afterwards: the target was not dead
-    assert tally.tried == 30_000
+    assert tally.tried == 12_000
     assert (tally.accepted, tally.exceptions, tally.state_changes) == (0, 0, 0), tally.findings
-    assert set(tally.by_mutator) == set(MUTATOR_NAMES)  # every mutation was tried
-    assert tally.digests == 15
+    assert set(MUTATOR_NAMES) <= set(tally.by_mutator)  # every mutation was tried
+    assert tally.digests == 6 + 6  # a digest per batch and per race round
     assert tally.responses > 0 and tally.payloads > 0
-    assert {"token_malformed", "token_invalid", "pause_unknown"} <= set(tally.refused)
+    assert {"token_malformed", "token_invalid", "pause_unknown", "binding_mismatch",
+            "scope_mismatch", "response_invalid", "response_conflict", "pause_expired",
+            "pause_cancelled"} <= set(tally.refused)
+    # past the signature: input.bounded, resume.token.binds-one-pause, resume.binding.run
+    assert sum(tally.layers.values()) == tally.tried
+    assert tally.beyond_signature >= 0.30 * tally.tried, tally.layers
+    assert all(tally.layers[layer] > 0 for layer in ("parse", "signature", "claims",
+                                                       "binding", "phase"))
+    assert tally.races == 6 and tally.raced == 30 == sum(tally.race_layers.values())
+
+
+def test_layer_of_names_the_layer_that_stopped_a_resume() -> None:
+    def err(code: ErrorCode, clause: str = "input.bounded",
+            message: str = "m") -> PausepointError:
+        return PausepointError(code, clause, message)
+
+    e = ErrorCode
+    assert layer_of(err(e.TOKEN_MALFORMED, message="token malformed: not ASCII")) == "parse"
+    assert layer_of(err(e.TOKEN_MALFORMED, message="token malformed: claims do not")) == "claims"
+    assert layer_of(err(e.TOKEN_INVALID, "token.integrity")) == "signature"
+    assert layer_of(err(e.TOKEN_INVALID, "resume.token.binds-one-pause")) == "binding"
+    assert layer_of(err(e.SCOPE_MISMATCH)) == "binding"
+    assert layer_of(err(e.RESPONSE_CONFLICT)) == "phase"
+    assert layer_of(err(e.RESPONSE_CONFLICT), reached_store=True) == "store"
+
+
+def test_a_trusting_front_end_is_caught_past_the_signature(tmp_path: Path) -> None:
+    """A front end that reads the session and scope from the token passes every parse and
+    signature check; only the binding layer of the fuzzer catches it."""
+    tally, _live = _session(StoreSpec("memory"), tmp_path, 3_000, broken="trusting-frontend")
+    assert tally.accepted > 0
+    assert any("ACCEPTED" in f for f in tally.findings)
+
+
+def test_the_fuzz_command_refuses_a_password_on_its_command_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No secret on a command line: ``ps`` shows it to every user."""
+    for dsn in ("postgresql://u:hunter2@127.0.0.1/db", "postgres:host=x password=hunter2"):
+        store = dsn if dsn.startswith("postgres:") else f"postgres:{dsn}"
+        assert cli.main(["fuzz", "--count", "10", "--store", store]) == 2
+        captured = capsys.readouterr()
+        text = captured.out + captured.err
+        assert "PAUSEPOINT_PG_DSN" in text and "hunter2" not in text
 
 
 def test_fuzz_session_sqlite(tmp_path: Path) -> None:

@@ -89,12 +89,12 @@ def test_several_pauses_in_one_run_are_answered_independently(h: Harness,
     assert all(p.resumable for p in r.pauses)
     first, second = (r.pauses[i] for i in order)
     untouched = h.pause_record(second.interrupt_id)
-    out = one_terminal(h.resume(first.token, {"ok": True}, **S))
+    out = one_terminal(h.resume(first.token, {"approved": True}, **S))
     assert out.status == "paused" and h.effect_count("r1", "e") == 0
     assert h.pause_record(second.interrupt_id) == untouched
     assert [p.interrupt_id for p in out.pauses] == [second.interrupt_id]
     assert h.service.status("r1") == RunView.SAFELY_SUSPENDED
-    out = one_terminal(h.resume(second.token, {"ok": False}, **S))
+    out = one_terminal(h.resume(second.token, {"approved": False}, **S))
     assert out.status == "done" and h.effect_count("r1", "e") == 1
 
 

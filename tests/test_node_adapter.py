@@ -49,7 +49,10 @@ def test_the_node_adapter_passes_every_core_clause() -> None:
 
 @pytest.mark.parametrize(("line", "broken", "clause"), [
     ('  p.phase = "consumed";', '  p.phase = "resumable";', "resume.consume.at-most-once"),
-    ("  if (!fits(a.response)) return", "  if (false) return", "resume.response.schema"),
+    ("  if (!fits(a.response) || !answerOk(a.response)) {", "  if (false) {",
+     "resume.response.schema"),
+    ("  const answerOk = INTERACTIONS[p.name].answer || (() => true);",
+     "  const answerOk = () => true;", "resume.response.strict"),
 ])
 def test_a_broken_copy_fails(tmp_path: Path, line: str, broken: str, clause: str) -> None:
     source = ADAPTER.read_text(encoding="utf-8")

@@ -94,8 +94,8 @@ def test_rotate_then_drain_then_retire(spec: StoreSpec) -> None:
             _refused(ErrorCode.KEY_NOT_DRAINED, ring_b.retire, "k1", b.service.drain_proof("k1"))
 
             # the old key keeps verifying: its tokens are answered, on either server
-            assert not a.service.resume(old[0].token, {"ok": 1}, REQ).replayed
-            assert not b.service.resume(old[1].token, {"ok": 1}, REQ).replayed
+            assert not a.service.resume(old[0].token, {"approved": True}, REQ).replayed
+            assert not b.service.resume(old[1].token, {"approved": True}, REQ).replayed
             assert a.service.drain_proof("k1") == 2
             _refused(ErrorCode.KEY_NOT_DRAINED, ring.retire, "k1", a.service.drain_proof("k1"))
 
@@ -116,14 +116,15 @@ def test_rotate_then_drain_then_retire(spec: StoreSpec) -> None:
             ring_b.retire("k1", b.service.drain_proof("k1"))
             assert ring.kids() == ("k2",) == ring_b.kids()
             # what the retired key signed no longer verifies, even a replay of an answer
-            _refused(ErrorCode.TOKEN_INVALID, a.service.resume, old[0].token, {"ok": 1}, REQ)
-            _refused(ErrorCode.TOKEN_INVALID, b.service.resume, old[1].token, {"ok": 1}, REQ)
+            yes = {"approved": True}
+            _refused(ErrorCode.TOKEN_INVALID, a.service.resume, old[0].token, yes, REQ)
+            _refused(ErrorCode.TOKEN_INVALID, b.service.resume, old[1].token, yes, REQ)
             # the active key is never drained (it keeps signing): rotate first
             _refused(ErrorCode.KEY_NOT_DRAINED, ring.retire, "k2", 0)
             _refused(ErrorCode.KEY_UNKNOWN, ring.retire, "k1", 0)
             later = a.pause("new-1")
             assert later.kid == "k2"
-            assert b.service.resume(later.token, {"ok": 1}, REQ).record.state.phase \
+            assert b.service.resume(later.token, {"approved": True}, REQ).record.state.phase \
                 == Phase.CONSUMED
         finally:
             b.store.close()
@@ -144,7 +145,8 @@ def test_a_paused_not_resumable_pause_also_holds_its_key(spec: StoreSpec) -> Non
         assert a.service.drain_proof("k1") == 1
         _refused(ErrorCode.KEY_NOT_DRAINED, ring.retire, "k1", a.service.drain_proof("k1"))
         a.service.record_turn("p-0", "{}")
-        a.service.resume(rec.token, {}, REQ)  # verified by the old key after the rotation
+        # verified by the old key after the rotation
+        a.service.resume(rec.token, {"approved": True}, REQ)
         ring.retire("k1", a.service.drain_proof("k1"))
     finally:
         a.store.close()

@@ -199,7 +199,8 @@ def test_pause_publishes_a_token_bound_to_the_pause(env: Env) -> None:
     assert (c.interrupt_id, c.run_id, c.root_run_id, c.session_id, c.thread_id, c.scope) == (
         "i-1", "run-1", "root-1", "sess-1", "thr-1", "tenant-a")
     assert (c.name, c.tool_call_id, c.checkpoint_id) == ("pay", "call-7", "ck-1")
-    assert c.payload_digest == digest('{"amount":12}') and rec.payload == '{"amount":12}'
+    assert c.payload_digest == env.svc.payload_digest('{"amount":12}') != digest('{"amount":12}')
+    assert rec.payload == '{"amount":12}'
     assert (c.issued_at, c.expires_at) == (T0, T0 + TTL)
     assert env.ring.verify(rec.token) == c and rec.kid == "k1"
     assert rec.state == PauseState(Phase.PAUSED, T0 + TTL)
@@ -271,12 +272,17 @@ def test_pause_binds_the_threads_latest_checkpoint_when_none_is_given(env: Env) 
 
 
 def test_pausing_again_under_the_same_id_returns_the_same_pause(env: Env) -> None:
-    """`durability.token.reissue`: the same interrupt id gives back the issued pause and token;
-    nothing is minted twice."""
+    """`durability.token.reissue`, `durability.token.reissue`: the same interrupt id with the
+    same claims gives back the issued pause and token; nothing is minted twice.  Anything
+    different is refused with pause_conflict (the issue-9 change: it used to be handed out)."""
     first = take(env, "i-1", turn=False)
-    again = env.svc.pause(binding=BINDING, name="ask", payload={"other": 1}, interrupt_id="i-1",
-                          checkpoint_id="ck-other")
+    again = env.svc.pause(binding=BINDING, name="ask", payload={}, interrupt_id="i-1",
+                          checkpoint_id="ckpt-i-1")
     assert again == first and len(env.signer.minted) == 1
+    with pytest.raises(PausepointError) as info:
+        env.svc.pause(binding=BINDING, name="ask", payload={"other": 1}, interrupt_id="i-1",
+                      checkpoint_id="ck-other")
+    assert info.value.code is E.PAUSE_CONFLICT and first.token not in str(info.value)
 
 
 # -- record turn -----------------------------------------------------------------------------

@@ -139,6 +139,7 @@ class PauseMachine(RuleBasedStateMachine):
         self.mirror: dict[str, PauseState] = {}
         self.tokens: dict[str, str] = {}
         self.run_of: dict[str, str] = {}
+        self.asked: dict[str, dict[str, Any]] = {}
         self.turn_of: dict[str, str] = {}
         self.consumes: Counter[str] = Counter()
         self.consumed: dict[str, tuple[object, str, int]] = {}  # response, digest, clock
@@ -283,6 +284,9 @@ class PauseMachine(RuleBasedStateMachine):
             return None
         self.tokens[iid] = rec.token
         self.run_of[iid] = run
+        self.asked[iid] = {"name": name, "payload": value,
+                           "tool_call_id": "call-1" if tool_call else "",
+                           "checkpoint_id": f"ck-{iid}" if checkpoint else ""}
         return iid
 
     @rule(target=pauses, run=st.sampled_from(sorted(RUNS)), name=st.sampled_from(["ask", "pay"]),
@@ -452,8 +456,14 @@ class PauseMachine(RuleBasedStateMachine):
         self.svc = self._compose()
         for iid, token in self.tokens.items():
             b = RUNS[self.run_of[iid]]
-            again = self.svc.pause(binding=b, name="ask", payload={}, interrupt_id=iid)
+            again = self.svc.pause(binding=b, interrupt_id=iid, **self.asked[iid])
             assert again.token == token, "another token was published after a restart"
+            try:  # durability.token.reissue: other claims under the id get nothing
+                self.svc.pause(binding=b, name="ask", payload={"other": iid}, interrupt_id=iid)
+            except PausepointError as exc:
+                assert exc.code is ErrorCode.PAUSE_CONFLICT and token not in str(exc)
+            else:
+                raise AssertionError("a pause with other claims was handed the issued token")
         assert self.tables() == before
 
     # -- invariants --------------------------------------------------------------------------

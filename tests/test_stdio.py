@@ -116,15 +116,19 @@ def test_serve_keeps_stray_prints_off_the_protocol(capsys: pytest.CaptureFixture
     assert "a stray print" in capsys.readouterr().err
 
 
-def test_a_malformed_request_is_answered_errored_not_crashed() -> None:
+def test_a_malformed_request_is_answered_not_crashed() -> None:
+    """A line that is not JSON is a protocol_invalid refusal (spec/adapter-protocol.md,
+    Limits); a request naming no operation, or with invalid arguments, is errored."""
     out = io.StringIO()
     serve(ReferenceAdapter("memory"), io.StringIO('not json\n{"id": 9, "op": "nope"}\n'
                                                   '{"id": 10, "op": "reset", "args": {}}\n'),
           out)
     answers = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [a["id"] for a in answers] == [-1, 9, 10]
-    assert all(a["result"]["status"] == "errored" for a in answers)
-    assert all(Errored.model_validate(a["result"]).traceback for a in answers)
+    assert answers[0]["result"]["status"] == "refused"
+    assert answers[0]["result"]["code"] == "protocol_invalid"
+    assert all(a["result"]["status"] == "errored" for a in answers[1:])
+    assert all(Errored.model_validate(a["result"]).traceback for a in answers[1:])
 
 
 def test_the_reference_over_stdio_says_hello() -> None:

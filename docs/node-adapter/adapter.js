@@ -22,7 +22,8 @@ class PauseSignal {                      // NOT an Error: `catch (e) { if (e ins
 
 // -- step 2: the interactions and the bounds on what a person sends --------------------------
 const INTERACTIONS = {
-  approve: {}, ask: {}, confirm: {}, choose: {},
+  approve: { answer: (r) => typeof r.approved === "boolean" }, // strict: "false" is no bool
+  ask: {}, confirm: {}, choose: {},
   pay: { tool: true },                   // a tool pause: bound to a tool call id
   restricted: { responders: ["operator"] },
 };
@@ -165,7 +166,10 @@ function resume(a) {
   if (allowed && !allowed.includes(a.responder)) {
     return refused("responder_unauthorized", `${a.responder} may not answer ${p.name}`);
   }
-  if (!fits(a.response)) return refused("response_invalid", "the response does not fit");
+  const answerOk = INTERACTIONS[p.name].answer || (() => true);
+  if (!fits(a.response) || !answerOk(a.response)) {
+    return refused("response_invalid", "the response does not fit");
+  }
   if (p.phase === "consumed") {          // decided once: the same answer replays, nothing runs
     if (canonical(a.response) !== p.answer) {
       return refused("response_conflict", "the pause was answered differently");

@@ -5,11 +5,12 @@ another language reads differently, so its digest (and every replay) disagrees. 
 
 from __future__ import annotations
 
+import json
+
 from _base import main
 
-import pausepoint.core.registry
-import pausepoint.engine.service
-from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH, _walk
+import pausepoint.core.registry as registry
+from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH, _walk, canonical_json
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("input.bounded",)
@@ -21,13 +22,32 @@ def size_and_depth_only(value: object, max_bytes: int = MAX_BYTES,
     return _walk(value, max_bytes, max_depth, unicode_only=False)
 
 
+def validate_unchecked(self: registry.Interaction, model: type[object],
+                       value: object) -> registry.Validated | None:
+    """Size and depth only; the value validated as Python, not as the JSON text it would be."""
+    if size_and_depth_only(value) is not None:
+        return None
+    try:
+        return registry.Validated(escaped_json(value),
+                                  registry._adapter(model).validate_python(value, strict=True))
+    except (ValueError, TypeError):
+        return None
+
+
 class Broken(ReferenceAdapter):
     implementation_name = "broken: lone surrogates accepted"
 
 
+def escaped_json(value: object) -> str:
+    """RFC 8785, except that what it refuses -- a lone surrogate -- goes out as ``\\udXXX``."""
+    try:
+        return canonical_json(value)
+    except ValueError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def make() -> Broken:
-    pausepoint.engine.service.check_bounds = size_and_depth_only  # type: ignore[assignment]
-    pausepoint.core.registry.check_bounds = size_and_depth_only  # type: ignore[assignment]
+    registry.Interaction._validate = validate_unchecked  # type: ignore[method-assign]
     return Broken("memory")
 
 

@@ -387,10 +387,11 @@ class ReferenceAdapter:
             return result
 
     def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
-        """``KeyRing.retire`` given the service's drain proof for the key."""
+        """``PauseService.retire_key``: the drain proof and the retirement in one ledger step,
+        ordered against concurrent mints (token.rotation.drain)."""
         with self._lock:
             def go() -> Empty:
-                self._ring.retire(args.kid, self.harness.service.drain_proof(args.kid))
+                self.harness.service.retire_key(args.kid, self._ring)
                 return Empty()
             result: Result[Empty] = self._guard(go)
             return result

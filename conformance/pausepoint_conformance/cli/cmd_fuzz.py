@@ -9,6 +9,12 @@ wrong types, and tokens the ring really signed for claims no pause has.  Every o
 (with a valid token) or a hostile payload (for a new pause): huge, too deep, cyclic, not JSON,
 or not an object.
 
+Past the signature, with the test signing key: validly signed tokens with hostile claims
+(binding, expiry, interrupt id, key id, format version), hostile responses with valid tokens,
+decided pauses answered again, valid tokens from another session, scope or run, and race rounds
+(one legitimate resume against hostile ones on a fresh pause).  Every refusal is counted by the
+layer that stopped it: parse, signature, claims, binding, phase, store.
+
 Nothing may be accepted, nothing may raise anything but a refusal with a code, and the store's
 state digest must be the same before and after every batch.  Afterwards one valid answer is
 sent and must be accepted (the target was live).  Exit status 1 on any violation.
@@ -17,6 +23,9 @@ Examples:
   pausepoint fuzz --count 1000000                 # memory store, every core
   pausepoint fuzz --count 200000 --seed 7 --store sqlite:/tmp/fuzz.db
   pausepoint fuzz --count 100000 --store postgres: # $PAUSEPOINT_PG_DSN, a fresh schema
+
+A DSN with a password is refused on the command line (``ps`` would show it to every user of the
+machine): put it in $PAUSEPOINT_PG_DSN and pass ``--store postgres:``.
 """
 
 from __future__ import annotations
@@ -24,8 +33,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import tempfile
 import time
+import urllib.parse
 import uuid
 
 from rich.progress import (
@@ -41,7 +52,7 @@ from rich.table import Table
 
 from pausepoint_conformance.cli.common import UsageError, one_line, positive_int
 from pausepoint_conformance.cli.common import console as out_console
-from pausepoint_conformance.faults.fuzz import Plan, Tally, run_fuzz
+from pausepoint_conformance.faults.fuzz import LAYERS, Plan, Tally, run_fuzz
 from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_postgres, save_key
 
 NAME = "fuzz"
@@ -53,14 +64,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hostile tokens to try (default 100000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--store", default="memory:",
-                        help="memory: (default), sqlite:PATH, or postgres:DSN / postgresql://... "
-                             "(PostgreSQL runs in a fresh schema, dropped afterwards; it needs "
-                             "the postgres extra: pip install 'pausepoint[postgres]'; postgres: "
-                             "alone reads the DSN from $PAUSEPOINT_PG_DSN)")
+                        help="memory: (default), sqlite:PATH, or postgres: (the DSN from "
+                             "$PAUSEPOINT_PG_DSN; PostgreSQL runs in a fresh schema, dropped "
+                             "afterwards; it needs the postgres extra: pip install "
+                             "'pausepoint[postgres]').  A DSN with a password is refused here: "
+                             "it would show on the command line")
     parser.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                         help="worker processes (default: one per CPU)")
     parser.add_argument("--batch", type=positive_int, default=10_000,
                         help="tokens between two digests of the store's state (default 10000)")
+
+
+def has_password(dsn: str) -> bool:
+    """Whether a PostgreSQL DSN (URL or key=value form) carries a password."""
+    if "://" in dsn:
+        try:
+            return bool(urllib.parse.urlsplit(dsn).password) or "password=" in dsn
+        except ValueError:
+            return True
+    return re.search(r"(^|\s)password\s*=", dsn) is not None
 
 
 def _table(tally: Tally, seconds: float, live: bool) -> Table:
@@ -71,6 +93,18 @@ def _table(tally: Tally, seconds: float, live: bool) -> Table:
     table.add_row("hostile tokens tried", f"{tally.tried:,}")
     for code, n in sorted(tally.refused.items(), key=lambda kv: -kv[1]):
         table.add_row(f"  refused: {code}", f"{n:,}")
+    for layer in LAYERS:
+        n = tally.layers[layer]
+        share = 100.0 * n / tally.tried if tally.tried else 0.0
+        table.add_row(f"  stopped at layer {layer}", f"{n:,} ({share:.1f} %)")
+    beyond = 100.0 * tally.beyond_signature / tally.tried if tally.tried else 0.0
+    table.add_row("reached beyond the signature check", f"{tally.beyond_signature:,} "
+                  f"({beyond:.1f} %)")
+    table.add_row(f"race rounds (a legitimate resume against {tally.raced:,} hostile ones)",
+                  f"{tally.races:,}")
+    for layer in LAYERS:
+        if tally.race_layers[layer]:
+            table.add_row(f"  raced, stopped at layer {layer}", f"{tally.race_layers[layer]:,}")
     for code, n in sorted(tally.value_refusals.items()):
         table.add_row(f"  hostile {code.replace(':', ' refused: ')}", f"{n:,}")
     table.add_row("accepted (must be 0)", f"{tally.accepted:,}",
@@ -113,8 +147,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--store: {exc}") from None
     if spec.kind == "postgres":
         if not spec.location:
-            raise UsageError("--store postgres: needs a DSN after the colon or "
-                             "$PAUSEPOINT_PG_DSN set")
+            raise UsageError("--store postgres: needs $PAUSEPOINT_PG_DSN set")
+        if spec.location != os.environ.get("PAUSEPOINT_PG_DSN") and has_password(spec.location):
+            raise UsageError("the DSN on the command line carries a password, which `ps` "
+                             "shows to every user; export it as $PAUSEPOINT_PG_DSN and pass "
+                             "--store postgres:")
         spec = fresh_postgres(spec.location, "pp_fuzz")
     _probe(spec)
     jobs = max(1, min(args.jobs, args.count))

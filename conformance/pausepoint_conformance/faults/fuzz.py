@@ -24,8 +24,21 @@ non-ASCII and lone surrogates, bytes that are not UTF-8, wrong Python types, cas
 changes, empty shapes, and tokens genuinely signed by the ring for claims no pause was issued
 with (``orphan``).  A mutation that happens to reproduce a valid token is not counted.
 
+Past the signature: the fuzzer holds the test signing key, so it also mints *validly signed*
+tokens with hostile claims (another binding, expiry, interrupt id, key id, format version),
+sends hostile responses with valid tokens, answers decided pauses (consumed, expired,
+cancelled) again with other answers, presents valid tokens from another session, scope or run,
+and races hostile resumes against a legitimate one on a fresh pause (exactly the legitimate one
+may win; nothing else may change).  Every refusal is counted by the layer that stopped it
+(:func:`layer_of`): ``parse`` (before the signature), ``signature`` (key id, signature),
+``claims`` (claims parsed after a valid signature), ``binding`` (the pause the token names, its
+binding, scope, authority), ``phase`` (the lifecycle: expiry, decided state, response), and
+``store`` (it reached the ledger's conditional write).
+
 ``broken="normalizing-frontend"`` puts a deliberately broken front end before the service (it
-strips whitespace from the token it was sent) to show the fuzzer catches an acceptance.
+strips whitespace from the token it was sent) to show the fuzzer catches an acceptance;
+``broken="trusting-frontend"`` one that takes the session and scope from the token instead of
+the request, caught only past the signature.
 
 Verification is Ed25519, about 10k/s per core; most mutations fail parsing before the signature
 check, which is where the throughput comes from -- nothing is skipped: every token goes through
@@ -39,6 +52,7 @@ import hashlib
 import json
 import random
 import string
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -46,12 +60,14 @@ import attrs
 from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pausepoint.core.canonical import canonical_json
+from pausepoint.core.canonical import canonical_json, digest
+from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import Phase
 from pausepoint.core.ports import Claims
 from pausepoint.core.tokens import (
     MAX_TOKEN_LENGTH,
+    Ed25519Key,
     KeyRing,
     b64url_decode,
     b64url_encode,
@@ -63,17 +79,42 @@ from pausepoint.engine.harness import DEFAULT_INTERACTIONS
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import StoreBundle
-from pausepoint_conformance.faults.testbed import StoreSpec, load_key, state_digest
+from pausepoint_conformance.faults.testbed import StoreSpec, load_key, state_digest, state_rows
 
 SESSION: Final = "fuzz-session"
 SCOPE: Final = "fuzz-scope"
 RESPONSE: Final[dict[str, Any]] = {"approved": True}
+OTHER_KID: Final = "k0"
+"""A second key in the target's ring: it verifies, so tokens it signs pass the signature."""
+LAYERS: Final[tuple[str, ...]] = ("parse", "signature", "claims", "binding", "phase", "store")
+BEYOND_SIGNATURE: Final[frozenset[str]] = frozenset(("claims", "binding", "phase", "store"))
 TTL_MS: Final = 10**12
 B64: Final = string.ascii_letters + string.digits + "-_"
 JUNK: Final = B64 + ".=+/ \t\n\r\x00\x7f" + "é€\u200b\ufeff\udcff\U0001f600"
 
 
 # -- the target ------------------------------------------------------------------------------
+
+
+class _Probe:
+    """The target's ledger, noting (per thread) whether a call reached the conditional write --
+    the ``store`` layer."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.local = threading.local()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def transition(self, *args: Any, **kwargs: Any) -> bool:
+        self.local.reached = True
+        return bool(self._inner.transition(*args, **kwargs))
+
+    def take(self) -> bool:
+        reached = bool(getattr(self.local, "reached", False))
+        self.local.reached = False
+        return reached
 
 
 class Target:
@@ -85,16 +126,25 @@ class Target:
         self.broken = broken
         self.store: StoreBundle = spec.open()
         self.key = load_key(key_path)
-        self.ring = KeyRing(self.key)
+        self.other = Ed25519Key.from_private_bytes(
+            OTHER_KID, hashlib.sha256(self.key.private_key.private_bytes_raw()).digest())
+        self.ring = KeyRing(self.key, [self.other])
         self.clock = ManualClock(1_000)
         self.service: PauseService = compose(
             store=self.store, signer=self.ring, interactions=DEFAULT_INTERACTIONS,
-            clock=self.clock, ttl_ms=TTL_MS).service
+            clock=self.clock, ttl_ms=TTL_MS,
+            payload_key=hashlib.sha256(b"fuzz" + self.key.private_key.private_bytes_raw())
+            .digest()).service
+        self.probe = _Probe(self.service.ledger)
+        self.service.ledger = self.probe
         self.request = ResumeRequest(session_id=SESSION, scope=SCOPE)
         self.prefix = prefix
         self.records = [self._pause(i, create) for i in range(pauses)]
         self.tokens = [r.token for r in self.records]
-        self.valid = frozenset(self.tokens)
+        self.decided = self._decided(create)
+        self.valid = frozenset(self.tokens) | frozenset(t for t, _k in self.decided)
+        self.races = 0
+        self.worker = 0
 
     def _pause(self, i: int, create: bool) -> Any:
         iid = f"{self.prefix}-{i}"
@@ -113,14 +163,59 @@ class Target:
         assert rec.state.phase == Phase.RESUMABLE
         return rec
 
-    def resume(self, token: object, response: object) -> object:
+    def _decided(self, create: bool) -> list[tuple[str, str]]:
+        """Pauses already decided -- consumed (with RESPONSE), cancelled, expired -- and their
+        valid tokens: answering them again must change nothing."""
+        out: list[tuple[str, str]] = []
+        for kind in ("consumed", "cancelled", "expired"):
+            for i in range(2):
+                iid = f"{self.prefix}-{kind}-{i}"
+                if create:
+                    run = f"{self.prefix}-{kind}-run-{i}"
+                    binding = PauseBinding(run_id=run, root_run_id=run, session_id=SESSION,
+                                           thread_id=run, scope=SCOPE)
+                    self.service.pause(binding=binding, name="approve", payload={"i": i},
+                                       interrupt_id=iid, checkpoint_id=f"{run}@0",
+                                       ttl_ms=1 if kind == "expired" else None)
+                    self.service.record_turn(iid, canonical_json({"i": i}))
+                    if kind == "consumed":
+                        self.service.resume(self.ledger_row(iid).token, RESPONSE, self.request)
+                    elif kind == "cancelled":
+                        self.service.cancel_pause(iid)
+                    else:
+                        self.clock.advance(2)
+                        self.service.expire(iid)
+                out.append((self.ledger_row(iid).token, kind))
+        return out
+
+    def ledger_row(self, iid: str) -> Any:
+        rec = self.store.ledger.get(iid)
+        if rec is None:
+            raise LookupError(f"no fuzz pause {iid} in {self.spec.describe()}")
+        return rec
+
+    def resume(self, token: object, response: object,
+               request: ResumeRequest | None = None) -> object:
         """What a resume endpoint does with the token it was sent."""
         if self.broken == "normalizing-frontend" and isinstance(token, str):
             token = token.strip()  # BROKEN: a "helpful" front end that tidies its input
-        return self.service.resume(token, response, self.request)
+        if self.broken == "trusting-frontend" and isinstance(token, str):
+            # BROKEN: a front end that takes who is answering from the token it was sent
+            try:
+                claims = json.loads(b64url_decode(token.split(".")[2]))
+                request = ResumeRequest(session_id=claims["session_id"], scope=claims["scope"])
+            except (ValueError, IndexError, KeyError, TypeError):
+                pass
+        return self.service.resume(token, response, request or self.request)
 
     def digest(self) -> str:
         return state_digest(self.store)
+
+    def digest_without(self, marker: str) -> str:
+        """The state digest over every row that does not mention ``marker``."""
+        rows = {table: [r for r in table_rows if marker not in json.dumps(r, default=str)]
+                for table, table_rows in state_rows(self.store).items()}
+        return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
 
     def close(self) -> None:
         self.store.close()
@@ -154,6 +249,8 @@ class Context:
     orphans: list[str]
     big: list[str]
     forged: dict[str, list[str]] = attrs.Factory(dict)
+    decided: list[tuple[str, str]] = attrs.Factory(list)
+    signed: dict[str, list[str]] = attrs.Factory(dict)
 
 
 def make_context(target: Target, rng: random.Random) -> Context:
@@ -177,7 +274,128 @@ def make_context(target: Target, rng: random.Random) -> Context:
     # Signing is the attacker's cost, not the verifier's: forge a pool once, draw from it.
     ctx.forged = {name: [str(_SIGNED[name](rng, ctx)) for _ in range(FORGED_POOL)]
                   for name in _SIGNED}
+    ctx.decided = list(target.decided)
+    ctx.signed = {name: [make(rng, ctx, target) for _ in range(FORGED_POOL)]
+                  for name, make in _PAST_SIGNATURE.items()}
     return ctx
+
+
+# -- past the signature: validly signed hostile claims ---------------------------------------
+
+
+@attrs.frozen
+class Attempt:
+    """A resume attempt: a token with the response and request it is sent with."""
+
+    token: object
+    response: object = attrs.field(factory=lambda: dict(RESPONSE))
+    request: ResumeRequest | None = None
+
+
+def _signed(target: Target, claims: dict[str, Any], kid: str = "k1",
+            key: Ed25519Key | None = None) -> str:
+    """Claims text signed by a key of the target's ring -- a signature that verifies."""
+    return _sign(header_json(kid), canonical_json(claims), (key or target.key).sign)
+
+
+_BINDING_FIELDS: Final = ("run_id", "root_run_id", "session_id", "thread_id", "checkpoint_id",
+                          "scope", "name", "tool_call_id", "payload_digest")
+
+
+def _signed_binding(rng: random.Random, ctx: Context, target: Target) -> str:
+    c = dict(ctx.claims[_pick(rng, ctx)])
+    field = rng.choice(_BINDING_FIELDS)
+    other = ctx.claims[_pick(rng, ctx)][field]
+    c[field] = rng.choice((other, f"{c[field]}x", "", "attacker", "pausepoint.reconcile",
+                           "a\x00b", "é" * 3))
+    return _signed(target, c)
+
+
+def _signed_expiry(rng: random.Random, ctx: Context, target: Target) -> str:
+    c = dict(ctx.claims[_pick(rng, ctx)])
+    field = rng.choice(("expires_at", "issued_at"))
+    c[field] = rng.choice((0, -1, 1, c[field] + 1, c[field] - 1, 2**53 - 1, -(2**53 - 1),
+                           c["issued_at"], c["expires_at"]))
+    return _signed(target, c)
+
+
+def _signed_id(rng: random.Random, ctx: Context, target: Target) -> str:
+    c = dict(ctx.claims[_pick(rng, ctx)])
+    decided = rng.choice(ctx.decided)[0] if ctx.decided else c["interrupt_id"]
+    c["interrupt_id"] = rng.choice((
+        ctx.claims[_pick(rng, ctx)]["interrupt_id"], f"{c['interrupt_id']}-x", "", "a\x00",
+        json.loads(b64url_decode(decided.split(".")[2]))["interrupt_id"], "x" * 300))
+    return _signed(target, c)
+
+
+def _signed_version(rng: random.Random, ctx: Context, target: Target) -> str:
+    c: dict[str, Any] = dict(ctx.claims[_pick(rng, ctx)])
+    how = rng.randrange(6)
+    if how == 0:
+        c["v"] = rng.choice((0, 2, -1, 2**53 - 1))
+    elif how == 1:
+        c["v"] = rng.choice((True, 1.5, "1"))
+    elif how == 2:
+        c["admin"] = True
+    elif how == 3:
+        del c[rng.choice(sorted(c))]
+    elif how == 4:
+        c[rng.choice(("issued_at", "expires_at"))] = rng.choice((True, "1", None, 1.5))
+    else:
+        c[rng.choice(_BINDING_FIELDS)] = rng.choice((1, None, ["x"], {"x": 1}))
+    return _signed(target, c)
+
+
+def _signed_other_key(rng: random.Random, ctx: Context, target: Target) -> str:
+    c = dict(ctx.claims[_pick(rng, ctx)])
+    if rng.random() < 0.5:  # genuinely signed by the ring's other key: a different token
+        return _signed(target, c, OTHER_KID, target.other)
+    return _signed(target, c, OTHER_KID)  # signed by k1, named k0: the signature fails
+
+
+_PAST_SIGNATURE: Final[dict[str, Callable[[random.Random, Context, Target], str]]] = {
+    "signed-binding": _signed_binding, "signed-expiry": _signed_expiry,
+    "signed-id": _signed_id, "signed-version": _signed_version,
+    "signed-other-key": _signed_other_key,
+}
+
+
+def _pool(name: str) -> Mutator:
+    def draw(rng: random.Random, ctx: Context) -> object:
+        return rng.choice(ctx.signed[name])
+    return draw
+
+
+HOSTILE_RESPONSES: Final[tuple[object, ...]] = (
+    {"approved": "false"}, {"approved": "true"}, {"approved": 0}, {"approved": 1},
+    {"approved": None}, {"approved": [True]}, {"approved": {"v": True}}, {"note": "yes"}, {},
+    [RESPONSE], "yes", 1, None, True, {"approved": True, "n": 2**60},
+    {"approved": True, "x": float("nan")}, {"approved": True, "x": "\ud800"},
+    {"approved": True, 1: 2}, {"approved": True, "x": (1, 2)}, {"approved": b"1"},
+)
+
+
+def m_response(rng: random.Random, ctx: Context) -> object:
+    return Attempt(ctx.tokens[_pick(rng, ctx)], rng.choice(HOSTILE_RESPONSES))
+
+
+def m_decided(rng: random.Random, ctx: Context) -> object:
+    token, kind = rng.choice(ctx.decided)
+    answer: object = rng.choice(({"approved": False}, {"approved": True, "n": rng.randrange(9)},
+                                 {"approved": "true"}) if kind == "consumed"
+                                else ({"approved": True}, {"approved": False}))
+    return Attempt(token, answer)
+
+
+def m_request(rng: random.Random, ctx: Context) -> object:
+    request = rng.choice((
+        ResumeRequest(session_id="attacker-session", scope=SCOPE),
+        ResumeRequest(session_id=SESSION, scope="attacker-scope"),
+        ResumeRequest(session_id=SESSION, scope=SCOPE, run_id="other-run"),
+        ResumeRequest(session_id=SESSION, scope=SCOPE, root_run_id="other-root"),
+        ResumeRequest(session_id="", scope=""),
+    ))
+    return Attempt(ctx.tokens[_pick(rng, ctx)], request=request)
 
 
 # -- mutators --------------------------------------------------------------------------------
@@ -405,8 +623,14 @@ MUTATORS: Final[dict[str, Mutator]] = {
     "oversized": m_oversized, "non-ascii": m_non_ascii, "bytes": m_bytes,
     "wrong-type": m_wrong_type, "case": m_case, "whitespace": m_whitespace, "empty": m_empty,
     "orphan": m_orphan,
+    **{name: _pool(name) for name in _PAST_SIGNATURE},
+    "response": m_response, "decided": m_decided, "request": m_request,
 }
 MUTATOR_NAMES: Final[tuple[str, ...]] = tuple(MUTATORS)
+WEIGHTS: Final[dict[str, int]] = dict.fromkeys(
+    (*_PAST_SIGNATURE, "response", "decided", "request"), 2)
+"""Mutations that get past the signature are drawn twice as often as the others (the
+parser's mutations are cheap and plentiful; the deeper layers need the share)."""
 
 
 # -- hostile responses and payloads ----------------------------------------------------------
@@ -464,15 +688,23 @@ class Tally:
     responses: int = 0
     payloads: int = 0
     value_refusals: collections.Counter[str] = attrs.Factory(collections.Counter)
+    layers: collections.Counter[str] = attrs.Factory(collections.Counter)
+    """Hostile tokens by the layer that stopped them (:data:`LAYERS`)."""
+    races: int = 0
+    raced: int = 0
+    """Race rounds, and the hostile resumes raced in them against a legitimate one."""
+    race_layers: collections.Counter[str] = attrs.Factory(collections.Counter)
     findings: list[str] = attrs.Factory(list)
 
     def merge(self, other: Tally) -> None:
         for f in ("tried", "skipped_valid", "accepted", "exceptions", "state_changes",
-                  "digests", "responses", "payloads"):
+                  "digests", "responses", "payloads", "races", "raced"):
             setattr(self, f, getattr(self, f) + getattr(other, f))
         self.refused.update(other.refused)
         self.by_mutator.update(other.by_mutator)
         self.value_refusals.update(other.value_refusals)
+        self.layers.update(other.layers)
+        self.race_layers.update(other.race_layers)
         self.findings.extend(other.findings[: max(0, 50 - len(self.findings))])
 
     @property
@@ -484,12 +716,16 @@ class Tally:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Tally:
-        t = cls(**{k: v for k, v in obj.items()
-                   if k not in ("refused", "by_mutator", "value_refusals")})
-        t.refused.update(obj["refused"])
-        t.by_mutator.update(obj["by_mutator"])
-        t.value_refusals.update(obj["value_refusals"])
+        counters = ("refused", "by_mutator", "value_refusals", "layers", "race_layers")
+        t = cls(**{k: v for k, v in obj.items() if k not in counters})
+        for name in counters:
+            getattr(t, name).update(obj[name])
         return t
+
+    @property
+    def beyond_signature(self) -> int:
+        """Hostile tokens stopped after the signature check (or at no check: accepted)."""
+        return sum(self.layers[layer] for layer in BEYOND_SIGNATURE) + self.accepted
 
 
 def _describe(token: object) -> str:
@@ -497,13 +733,40 @@ def _describe(token: object) -> str:
     return text if len(text) < 160 else text[:150] + f"...({len(text)} chars)"
 
 
+_BINDING_CODES: Final = frozenset((ErrorCode.PAUSE_UNKNOWN, ErrorCode.BINDING_MISMATCH,
+                                   ErrorCode.SCOPE_MISMATCH, ErrorCode.RESPONDER_UNAUTHORIZED))
+_STORE_CODES: Final = frozenset((ErrorCode.STORE_UNAVAILABLE, ErrorCode.STORE_CORRUPT,
+                                 ErrorCode.INPUT_INVALID))
+
+
+def layer_of(exc: PausepointError, reached_store: bool = False) -> str:
+    """The layer that stopped a resume (one of :data:`LAYERS`)."""
+    if reached_store or exc.code in _STORE_CODES:
+        return "store"
+    if exc.code is ErrorCode.TOKEN_MALFORMED:  # claims are parsed only once the signature holds
+        return "claims" if exc.message.startswith("token malformed: claim") else "parse"
+    if exc.code is ErrorCode.TOKEN_INVALID:
+        return "binding" if exc.clause == "resume.token.binds-one-pause" else "signature"
+    if exc.code in _BINDING_CODES:
+        return "binding"
+    return "phase"
+
+
+def _resume(target: Target, attempt: object) -> object:
+    if isinstance(attempt, Attempt):
+        return target.resume(attempt.token, attempt.response, attempt.request)
+    return target.resume(attempt, RESPONSE)
+
+
 def try_token(target: Target, token: object, tally: Tally, name: str) -> None:
     tally.tried += 1
     tally.by_mutator[name] += 1
+    target.probe.take()
     try:
-        target.resume(token, RESPONSE)
+        _resume(target, token)
     except PausepointError as exc:
         tally.refused[exc.code.value] += 1
+        tally.layers[layer_of(exc, target.probe.take())] += 1
         return
     except Exception as exc:
         tally.exceptions += 1
@@ -543,11 +806,12 @@ def try_value(target: Target, what: str, name: str, value: object, tally: Tally,
 
 def fuzz_batch(target: Target, ctx: Context, rng: random.Random, count: int, tally: Tally,
                values: Sequence[tuple[str, object]] = (), value_every: int = 500,
-               names: Sequence[str] = MUTATOR_NAMES) -> None:
+               names: Sequence[str] = MUTATOR_NAMES, race_rounds: int = 0) -> None:
     """``count`` hostile tokens (plus a hostile response or payload every ``value_every``),
-    then compare the store's digest with the one taken before."""
+    then compare the store's digest with the one taken before; then ``race_rounds`` races
+    (:func:`race_round`)."""
     before = target.digest()
-    mutators = [(n, MUTATORS[n]) for n in names]
+    mutators = [(n, MUTATORS[n]) for n in names for _ in range(WEIGHTS.get(n, 1))]
     done = 0
     while done < count:
         name, mutate = mutators[rng.randrange(len(mutators))]
@@ -565,6 +829,88 @@ def fuzz_batch(target: Target, ctx: Context, rng: random.Random, count: int, tal
     if target.digest() != before:
         tally.state_changes += 1
         tally.findings.append("the store's state changed during a batch of hostile input")
+    if race_rounds:
+        for _ in range(race_rounds):
+            race_round(target, ctx, rng, tally)
+
+
+def race_round(target: Target, ctx: Context, rng: random.Random, tally: Tally) -> None:
+    """A fresh resumable pause, then one legitimate resume raced, at the same moment, against
+    hostile ones: a mutated token, a hostile response, another session, validly signed claims
+    of another binding, the same claims signed by the ring's other key.  Exactly the legitimate
+    one may win; the pause ends consumed with its answer; no other row changes."""
+    n = target.races
+    target.races += 1
+    run = f"{target.prefix}-w{target.worker}-race-{n}"
+    iid = f"{run}/0"
+    binding = PauseBinding(run_id=run, root_run_id=run, session_id=SESSION, thread_id=run,
+                           scope=SCOPE)
+    target.service.pause(binding=binding, name="approve", payload={"race": n},
+                         interrupt_id=iid, checkpoint_id=f"{run}@0")
+    rec = target.service.record_turn(iid, canonical_json({"race": n}))
+    before = target.digest_without(iid)
+    claims = json.loads(b64url_decode(rec.token.split(".")[2]))
+    i = rng.randrange(len(rec.token))
+    mutated = rec.token[:i] + rng.choice(B64) + rec.token[i + 1:]
+    attempts: list[tuple[str, Attempt]] = [
+        ("race-legit", Attempt(rec.token)),
+        ("race-mutated", Attempt(mutated if mutated != rec.token else rec.token + "A")),
+        ("race-response", Attempt(rec.token, rng.choice(HOSTILE_RESPONSES))),
+        ("race-request", Attempt(rec.token, request=ResumeRequest(session_id="attacker",
+                                                                  scope=SCOPE))),
+        ("race-signed", Attempt(_signed(target, {**claims, "scope": "attacker-scope"}))),
+        ("race-other-key", Attempt(_signed(target, claims, OTHER_KID, target.other))),
+    ]
+    results: list[tuple[str, Any]] = [("none", None)] * len(attempts)
+    barrier = threading.Barrier(len(attempts))
+
+    def go(k: int) -> None:
+        target.probe.take()
+        try:
+            barrier.wait(timeout=30)
+            results[k] = ("ok", _resume(target, attempts[k][1]))
+        except PausepointError as exc:
+            results[k] = ("refused", (exc, target.probe.take()))
+        except BaseException as exc:
+            results[k] = ("exception", exc)
+
+    threads = [threading.Thread(target=go, args=(k,)) for k in range(len(attempts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tally.races += 1
+    for (name, _attempt), (kind, out) in zip(attempts, results, strict=True):
+        legit = name == "race-legit"
+        if not legit:
+            tally.raced += 1
+            tally.by_mutator[name] += 1
+        if kind == "refused":
+            exc, reached = out
+            if legit:
+                tally.findings.append(f"race: the legitimate resume was refused: {exc}")
+                tally.exceptions += 1
+            else:
+                tally.race_layers[layer_of(exc, reached)] += 1
+        elif kind == "ok":
+            if legit:
+                tally.race_layers["store"] += 0  # the legitimate winner: not a hostile input
+            else:
+                tally.accepted += 1
+                tally.findings.append(f"race: {name} ACCEPTED")
+        else:
+            tally.exceptions += 1
+            tally.findings.append(f"race: {name}: {type(out).__name__}: {out}")
+    final = target.store.ledger.get(iid)
+    want = digest(canonical_json(RESPONSE))
+    if final is None or final.state.phase != Phase.CONSUMED \
+            or final.state.response_digest != want:
+        tally.state_changes += 1
+        tally.findings.append(f"race: {iid} did not end consumed with the legitimate answer")
+    tally.digests += 1
+    if target.digest_without(iid) != before:
+        tally.state_changes += 1
+        tally.findings.append(f"race: rows other than {iid} changed during the race")
 
 
 def sanity_accept(target: Target) -> bool:
@@ -590,6 +936,8 @@ class Plan:
     spec: StoreSpec
     key_path: str
     batch: int = 10_000
+    race_every: int = 2_000
+    """One race round (:func:`race_round`) per this many hostile tokens."""
     pauses: int = 8
     prefix: str = "fuzz"
     broken: str | None = None
@@ -620,10 +968,12 @@ def fuzz_share(plan: Plan, worker: int, share: int,
         ctx = make_context(target, rng)
         values = hostile_values()
         tally = Tally()
+        target.worker = worker
         left = share
         while left > 0:
             n = min(plan.batch, left)
-            fuzz_batch(target, ctx, rng, n, tally, values)
+            fuzz_batch(target, ctx, rng, n, tally, values,
+                       race_rounds=max(1, n // plan.race_every))
             left -= n
             if progress is not None:
                 progress(n)

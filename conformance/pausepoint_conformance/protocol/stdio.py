@@ -9,6 +9,14 @@
   transport failure -- the process exiting, a hang past the timeout, a line that is not JSON or
   not the expected message -- into an ``errored`` result, never into a pass.  After such a
   failure the process is killed and the next ``reset`` starts a fresh one.
+
+Both ends bound what they read (``spec/adapter-protocol.md``, "Limits"): a line is at most
+:data:`MAX_LINE_BYTES` bytes and nested at most :data:`MAX_LINE_DEPTH` arrays/objects deep
+(:func:`line_problem` measures it without recursing), and it is parsed strictly (no duplicate
+keys, no ``NaN``).  A violation is a ``protocol_invalid`` refusal on the implementation's side
+and a transport failure (``errored``, the process killed) on the suite's side -- never a
+``RecursionError``.  Nothing runs before a successful ``hello``; a failed ``hello`` ends the
+implementation's process.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shlex
 import subprocess
 import sys
@@ -26,6 +35,8 @@ from typing import IO, Any, cast
 
 from pydantic import BaseModel, ValidationError
 
+from pausepoint.core.canonical import loads_strict
+from pausepoint.core.clauses import ErrorCode
 from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.protocol.port import Adapter, errored_from, optional_op
 from pausepoint_conformance.protocol.wire import (
@@ -55,6 +66,7 @@ from pausepoint_conformance.protocol.wire import (
     RaceData,
     RaceResumeArgs,
     ReconcileArgs,
+    Refused,
     ResetArgs,
     RestartData,
     Result,
@@ -71,7 +83,37 @@ from pausepoint_conformance.protocol.wire import (
     WiringData,
 )
 
-MAX_LINE = 64 * 1024 * 1024
+MAX_LINE_BYTES = 4 * 1024 * 1024
+"""Longest line either end reads, in bytes of UTF-8, the newline excluded."""
+MAX_LINE_DEPTH = 64
+"""Deepest nesting of a line: the most arrays and objects open at once ("depth" below)."""
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def line_problem(line: str | bytes) -> str | None:
+    """Why ``line`` breaks the protocol's limits, or None.  Its *depth* is the greatest number
+    of arrays and objects open at any point of the text outside strings: ``1`` and ``"a"`` have
+    depth 0, ``{}`` and ``[]`` depth 1, ``{"a":[1]}`` depth 2.  Linear, no recursion."""
+    raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+        return f"the line is longer than {MAX_LINE_BYTES} bytes"
+    text = raw.decode("utf-8", "replace")
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(_STRINGS.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_LINE_DEPTH:
+                return f"the line is nested deeper than {MAX_LINE_DEPTH} levels"
+        else:
+            depth -= 1
+    return None
+
+
+def protocol_refusal(why: str) -> Refused:
+    return Refused(code=ErrorCode.PROTOCOL_INVALID.value, message=why, clause="input.bounded")
 
 # -- the implementation's side ---------------------------------------------------------------
 
@@ -79,6 +121,9 @@ MAX_LINE = 64 * 1024 * 1024
 def _dispatch(adapter: Adapter, op: Op, args: BaseModel) -> Any:
     if op == Op.BYE:
         return Ok(data=Empty())
+    if isinstance(args, HelloArgs) and args.protocol != PROTOCOL_VERSION:
+        return protocol_refusal(f"this implementation speaks protocol {PROTOCOL_VERSION}, "
+                                f"not {args.protocol}")
     method = optional_op(adapter, op.value)
     if method is None and op in OPTIONAL_OPS:
         return Skipped(reason=f"this implementation does not offer the optional operation "
@@ -88,20 +133,35 @@ def _dispatch(adapter: Adapter, op: Op, args: BaseModel) -> Any:
     return method(args)
 
 
-def handle_line(adapter: Adapter, line: str) -> tuple[dict[str, Any], Op | None]:
+def handle_line(adapter: Adapter, line: str,
+                greeted: bool = True) -> tuple[dict[str, Any], Op | None]:
     """Answer one request line: the response object and the operation it named (None when the
-    line was not a request).  While the operation runs, ``sys.stdout`` points at stderr, so a
-    stray ``print`` cannot corrupt the protocol."""
+    line was not a request).  A line past the limits, not strict JSON, or -- unless
+    ``greeted`` -- anything but ``hello`` is refused with ``protocol_invalid`` and runs
+    nothing.  While the operation runs, ``sys.stdout`` points at stderr, so a stray ``print``
+    cannot corrupt the protocol."""
     rid: int = -1
     op: Op | None = None
+    problem = line_problem(line)
+    if problem is not None:
+        return {"id": rid, "result": protocol_refusal(problem).model_dump(mode="json")}, None
     try:
-        raw = json.loads(line)
-        rid = int(raw.get("id", -1)) if isinstance(raw, dict) else -1
+        raw = loads_strict(line)
+    except ValueError as exc:
+        return {"id": rid, "result": protocol_refusal(f"not strict JSON: {exc}")
+                .model_dump(mode="json")}, None
+    try:
+        if not isinstance(raw, dict):
+            raise TypeError("a request is a JSON object")
+        rid = int(raw.get("id", -1))
         op = Op(raw["op"])
         args = OPS[op][0].model_validate(raw.get("args", {}))
     except (ValueError, KeyError, TypeError, ValidationError) as exc:
         result: Any = errored_from(exc)
     else:
+        if not greeted and op is not Op.HELLO:
+            refusal = protocol_refusal(f"{op.value} before a successful hello handshake")
+            return {"id": rid, "result": refusal.model_dump(mode="json")}, op
         real_stdout = sys.stdout
         sys.stdout = sys.stderr
         try:
@@ -119,18 +179,38 @@ def serve(adapter: Adapter, instream: IO[str] | None = None,
     ``bye`` or end of input, then close the adapter."""
     inp = instream if instream is not None else sys.stdin
     out = outstream if outstream is not None else sys.stdout
+    greeted = False
+    status = 0
     try:
-        for line in inp:
+        while True:
+            line = inp.readline(MAX_LINE_BYTES + 2)
+            if not line:
+                break
+            if not line.endswith("\n") and len(line) > MAX_LINE_BYTES:
+                while (rest := inp.readline(MAX_LINE_BYTES)) and not rest.endswith("\n"):
+                    pass  # drop the rest of the over-long line, bounded memory
+                line = line + "\n"  # the length check below refuses it
             if not line.strip():
                 continue
-            response, op = handle_line(adapter, line)
+            response, op = handle_line(adapter, line, greeted)
             out.write(json.dumps(response, separators=(",", ":")) + "\n")
             out.flush()
+            if op == Op.HELLO:
+                if not _handshake_ok(response):
+                    status = 1  # a failed handshake ends the process (nothing runs after it)
+                    break
+                greeted = True
             if op == Op.BYE:
                 break
     finally:
         adapter.close()
-    return 0
+    return status
+
+
+def _handshake_ok(response: dict[str, Any]) -> bool:
+    result = response.get("result", {})
+    return bool(result.get("status") == "ok"
+                and result.get("data", {}).get("protocol") == PROTOCOL_VERSION)
 
 
 # -- the suite's side ------------------------------------------------------------------------
@@ -150,10 +230,12 @@ class _Process:
         assert self.proc.stdout is not None
         try:
             while True:
-                line = self.proc.stdout.readline(MAX_LINE)
+                line = self.proc.stdout.readline(MAX_LINE_BYTES + 2)
                 if not line:
                     break
                 self.lines.put(line)
+                if not line.endswith(b"\n") and len(line) > MAX_LINE_BYTES:
+                    break  # over-long: the exchange refuses it and kills the process
         except (OSError, ValueError):
             pass
         self.lines.put(None)
@@ -226,12 +308,12 @@ class StdioAdapter:
         hello = self._exchange(Op.HELLO, HelloArgs(protocol=PROTOCOL_VERSION,
                                                    suite=f"pausepoint-conformance {suite_version}"),
                                self.start_timeout)
-        if not isinstance(hello, Ok):
-            raise TransportError(f"the hello handshake did not succeed: {hello!r}")
+        if not isinstance(hello, Ok):  # a failed handshake ends the process: nothing runs
+            raise self._fail(f"the hello handshake did not succeed: {hello!r}")
         data = cast(HelloData, hello.data)
         if data.protocol != PROTOCOL_VERSION:
-            raise TransportError(f"the implementation speaks protocol {data.protocol}, the suite "
-                                 f"speaks {PROTOCOL_VERSION}")
+            raise self._fail(f"the implementation speaks protocol {data.protocol}, the suite "
+                             f"speaks {PROTOCOL_VERSION}")
         self._hello = data
 
     def _fail(self, why: str) -> TransportError:
@@ -266,8 +348,12 @@ class StdioAdapter:
             raise self._fail(f"no response to {op.value} within {timeout:g} s (hang)") from None
         if got is None:
             raise self._fail(f"the implementation exited during {op.value}")
+        problem = line_problem(got)
+        if problem is not None:
+            raise self._fail(f"{ErrorCode.PROTOCOL_INVALID.value}: in answer to {op.value}, "
+                             f"{problem}")
         try:
-            raw = json.loads(got)
+            raw = loads_strict(got)
         except ValueError:
             raise self._fail(f"garbage on stdout in answer to {op.value}: "
                              f"{got[:200]!r}") from None

@@ -1,20 +1,24 @@
 """Canonical JSON, digests and input bounds -- pure helpers shared by tokens and services.
 
-*Canonical JSON* is the one serialisation the project hashes, signs and compares:
+*Canonical JSON* is the one serialisation the project hashes, signs and compares: the JSON
+Canonicalization Scheme, RFC 8785 (JCS), as implemented by the ``rfc8785`` package -- keys sorted
+by their UTF-16 code units, no whitespace, numbers written as ECMAScript writes them (so ``1.0``
+and ``1`` are the same text, ``1``, and ``-0.0`` is ``0``), strings as UTF-8 with only the
+escapes JCS prescribes.  Every language with a JCS library gets the same bytes, so an answer
+re-serialised by JavaScript compares equal to the Python original (``replay.same-response``).
 
-* ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-  allow_nan=False)`` -- keys sorted, no whitespace, every non-ASCII character escaped as
-  ``\\uXXXX``, so the text is pure ASCII;
 * only JSON values are allowed: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``,
   ``bool``, ``None`` and finite ``float`` (subclasses of ``str``/``int``/``float`` such as
   ``StrEnum`` members serialise as their base value; containers must be exactly ``dict`` or
-  ``list``).  Tuples, sets, bytes, non-string keys, NaN and the infinities are refused (with
+  ``list``).  Tuples, sets, bytes, non-string keys, NaN, the infinities, integers outside
+  I-JSON's exact range (magnitude above 2**53 - 1) and lone surrogates are refused (with
   :class:`ValueError`) instead of being coerced;
-* keys are sorted by Python string order (Unicode code points), floats are written as Python's
-  shortest round-trip ``repr``.
+* :func:`loads_strict` is the one parser of JSON text from outside: duplicate object keys,
+  ``NaN``/``Infinity`` and lone surrogates are refused, never resolved "last one wins".
 
-:func:`digest` is the SHA-256 hex digest of a text's UTF-8 bytes (the payload digest carried by
-a token).
+:func:`digest` is the SHA-256 hex digest of a text's UTF-8 bytes (the response digest the ledger
+compares for replay); :func:`keyed_digest` is HMAC-SHA256 under a per-deployment secret (the
+payload digest a token carries, so a token does not let anyone guess its payload offline).
 
 :func:`check_bounds` is the size and depth bound applied to pause payloads and resume responses
 (clauses ``pause.payload.schema``, ``resume.response.schema``, ``input.bounded``).  It never
@@ -33,8 +37,14 @@ import math
 import re
 from typing import Final
 
+import rfc8785
+from cryptography.hazmat.primitives import hashes, hmac
+
 MAX_BYTES: Final[int] = 65536
 """Default bound on the length of a value's canonical JSON text (it is ASCII: chars == bytes)."""
+
+MAX_SAFE_INTEGER: Final[int] = 2**53 - 1
+"""Largest integer magnitude JSON carries exactly in every language (I-JSON, RFC 7493)."""
 
 MAX_DEPTH: Final[int] = 32
 """Default bound on nesting: a scalar has depth 0, ``[]``/``{}`` depth 1, ``[[1]]`` depth 2."""
@@ -55,11 +65,13 @@ def _scalar_text(value: object, room: int = 2**63, unicode_only: bool = False) -
     if value is None or value is True or value is False:
         return json.dumps(value)
     if isinstance(value, int):
-        return int.__repr__(value)  # ValueError past sys.int_info.str_digits_check_threshold
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise ValueError("an integer beyond 2**53 - 1 is not exact in JSON (I-JSON)")
+        return int.__repr__(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("NaN and infinities are not JSON")
-        return float.__repr__(value)
+        return float.__repr__(value)  # an upper bound of the JCS text's length
     if isinstance(value, str):
         if len(value) > room:
             raise ValueError("string too long")
@@ -79,7 +91,8 @@ def check_bounds(value: object, max_bytes: int = MAX_BYTES,
     subclasses, a ``dict`` with a non-``str`` key, NaN, +-inf, an ``int`` too long to print), a
     string or key with a lone surrogate, a cycle, too deep, too long.  The walk is
     iterative and stops as soon as a bound is crossed, so its cost is bounded by ``max_bytes``.
-    When it returns None, ``len(canonical_json(value))`` equals the size it measured.
+    The size measured is that of the value's JSON text with every non-ASCII character escaped,
+    an upper bound of the length of its canonical (RFC 8785) UTF-8 bytes.
     """
     return _walk(value, max_bytes, max_depth, unicode_only=True)
 
@@ -132,22 +145,92 @@ def _walk(value: object, max_bytes: int, max_depth: int, unicode_only: bool) -> 
 
 
 def canonical_json(value: object) -> str:
-    """Serialise a JSON value canonically (sorted keys, no whitespace, ASCII only).
+    """Serialise a JSON value canonically: RFC 8785 (JCS), returned as text (its UTF-8 bytes
+    are the canonical bytes).
 
     Raises :class:`ValueError` for anything that is not a JSON value (see the module docstring)
     and for cycles.  It applies no size or depth bound of its own beyond
     ``sys.getrecursionlimit``; call :func:`check_bounds` first on untrusted input.
     """
-    problem = _walk(value, max_bytes=2**63, max_depth=2**31, unicode_only=False)
+    return canonical_bytes(value).decode("utf-8")
+
+
+def _flat_bytes(value: object) -> bytes | None:
+    """The RFC 8785 bytes of a flat object of ASCII keys and string or exact-integer values
+    (token headers and claims, most payloads), or None for anything else.  On that domain
+    ``json.dumps`` without ASCII escaping writes exactly what RFC 8785 prescribes: ASCII keys
+    sort the same by code point as by UTF-16 unit, strings take the same escapes (``\\b \\f
+    \\n \\r \\t``, other controls as lowercase ``\\u00xx``), and integers within 2**53 print
+    the same.  Everything else goes to the ``rfc8785`` package."""
+    if type(value) is not dict:
+        return None
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return None
+        if type(item) is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return None
+        elif type(item) is not str or _SURROGATE.search(item):
+            return None
+    return json.dumps(value, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+def canonical_bytes(value: object) -> bytes:
+    """The RFC 8785 bytes of ``value`` (see :func:`canonical_json`)."""
+    flat = _flat_bytes(value)
+    if flat is not None:
+        return flat
+    problem = _walk(value, max_bytes=2**63, max_depth=2**31, unicode_only=True)
     if problem is not None:
         raise ValueError(problem)
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                          allow_nan=False)
+        return rfc8785.dumps(value)  # type: ignore[arg-type]  # _walk proved it JSON
+    except rfc8785.CanonicalizationError as exc:
+        raise ValueError(f"not canonicalisable JSON: {exc}") from None
     except RecursionError as exc:
         raise ValueError("value nested too deeply to serialise") from exc
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice."""
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"duplicate object key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(text: str | bytes) -> object:
+    """Parse JSON text strictly: duplicate object keys, ``NaN``/``Infinity``/``-Infinity``
+    are refused with :class:`ValueError` (never "last one wins").  Bound the text's length and
+    depth *before* calling it on hostile input (a deep text raises ``RecursionError``)."""
+    return json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
 
 
 def digest(text: str) -> str:
     """SHA-256 of ``text`` encoded as UTF-8, as 64 lowercase hex digits."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+DIGEST_KEY_MIN: Final[int] = 32
+"""Shortest accepted payload-digest secret, in bytes."""
+
+
+def keyed_digest(key: bytes, text: str) -> str:
+    """HMAC-SHA256 of ``text``'s UTF-8 bytes under ``key`` (at least :data:`DIGEST_KEY_MIN`
+    bytes), as 64 lowercase hex digits.  Without the key, the digest says nothing about the
+    text -- not even whether it equals a guess."""
+    if not isinstance(key, bytes) or len(key) < DIGEST_KEY_MIN:
+        raise ValueError(f"a digest key is bytes of at least {DIGEST_KEY_MIN} bytes")
+    mac = hmac.HMAC(key, hashes.SHA256())
+    mac.update(text.encode("utf-8"))
+    return mac.finalize().hex()

@@ -36,6 +36,7 @@ ClauseId = Literal[
     "resume.binding.scope",
     "resume.authority",
     "resume.response.schema",
+    "resume.response.strict",
     "resume.unknown-outcome.blocks",
     "resume.refusal.keeps-pause",
     "resume.consume.single-winner",
@@ -72,10 +73,12 @@ ClauseId = Literal[
     "token.parse.strict",
     "token.key-id",
     "token.rotation.drain",
+    "token.discloses",
     "wiring.consistent",
     "wiring.no-interaction-no-tool",
     "gate.separate",
     "status.distinguishes",
     "input.bounded",
+    "input.canonical",
 ]
 """The id of a clause of the catalogue, e.g. ``"resume.consume.single-winner"``."""

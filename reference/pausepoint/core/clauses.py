@@ -140,6 +140,9 @@ CLAUSES: Final[tuple[Clause, ...]] = (
     _c("resume.response.schema", G.CORE,
        "The response fits the interaction's response schema and the size and depth bounds; "
        "otherwise response_invalid."),
+    _c("resume.response.strict", G.CORE,
+       "The response is validated strictly, without type coercion, and the run receives the "
+       "validated value; an answer that only fits by coercion is refused with response_invalid."),
     _c("resume.unknown-outcome.blocks", G.UNKNOWN_OUTCOME,
        "A pause whose run has an unknown effect outcome is not resumed; it is refused with "
        "outcome_unknown."),
@@ -247,6 +250,9 @@ CLAUSES: Final[tuple[Clause, ...]] = (
     _c("token.rotation.drain", G.TOKENS,
        "A key is retired only when the drain proof shows no outstanding token signed by it; "
        "retiring earlier is refused with key_not_drained."),
+    _c("token.discloses", G.TOKENS,
+       "A token discloses its claims and key id and nothing of its payload: the payload digest "
+       "is keyed with a per-deployment secret."),
     # -- wiring ----------------------------------------------------------------------------
     _c("wiring.consistent", G.CORE,
        "The composition function refuses inconsistent wiring (durable checkpoints with a "
@@ -262,6 +268,9 @@ CLAUSES: Final[tuple[Clause, ...]] = (
     _c("input.bounded", G.CORE,
        "Malformed, oversized or deeply nested input gets a typed error with a code from the "
        "closed set and changes no stored state."),
+    _c("input.canonical", G.REPLAY,
+       "Answers and payloads are compared and digested as RFC 8785 canonical JSON, and JSON "
+       "text with a duplicate object key is refused."),
 )
 """Every clause of the contract, in the order of ``spec/contract.md``."""
 
@@ -305,6 +314,10 @@ class ErrorCode(enum.StrEnum):
     KEY_NOT_DRAINED = "key_not_drained"
     WIRING_INVALID = "wiring_invalid"
     STORE_UNAVAILABLE = "store_unavailable"
+    PAUSE_CONFLICT = "pause_conflict"
+    INPUT_INVALID = "input_invalid"
+    STORE_CORRUPT = "store_corrupt"
+    PROTOCOL_INVALID = "protocol_invalid"
 
 
 ERROR_DOCS: Final[dict[ErrorCode, str]] = {
@@ -334,4 +347,10 @@ ERROR_DOCS: Final[dict[ErrorCode, str]] = {
     ErrorCode.WIRING_INVALID: "the deployment's ports are wired inconsistently",
     ErrorCode.STORE_UNAVAILABLE: ("a store did not answer; nothing was changed, unless the failure "
                                   "hit the commit itself, when the outcome is unknown"),
+    ErrorCode.PAUSE_CONFLICT: ("the interrupt id already names a pause with another binding, "
+                               "name or payload"),
+    ErrorCode.INPUT_INVALID: "an identifier is not text, or holds a NUL or a lone surrogate",
+    ErrorCode.STORE_CORRUPT: "a stored row is not a record this implementation wrote",
+    ErrorCode.PROTOCOL_INVALID: ("an adapter-protocol line is too long, too deeply nested, not "
+                                 "strict JSON, or comes before the handshake"),
 }

@@ -73,7 +73,9 @@ class Ledger(Protocol):
     durable: bool
 
     def issue(self, record: PauseRecord) -> bool:
-        """Insert the row; False (and no change) if this interrupt id is already issued."""
+        """Insert the row; False (and no change) if this interrupt id is already issued.
+        Refused with ``key_unknown`` (and no change) if ``record.kid`` was retired by
+        :meth:`retire_key` -- checked under the same lock (token.rotation.drain)."""
         ...
 
     def get(self, interrupt_id: str) -> PauseRecord | None: ...
@@ -93,6 +95,11 @@ class Ledger(Protocol):
 
     def outstanding_for_key(self, kid: str) -> int:
         """How many outstanding rows carry a token signed by ``kid`` (the drain proof)."""
+        ...
+
+    def retire_key(self, kid: str) -> int:
+        """The drain proof of ``kid``; when it is 0, ``kid`` is marked retired in the same
+        atomic step, and no row signed by it is issued afterwards."""
         ...
 
 

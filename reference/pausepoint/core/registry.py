@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 import attrs
 import pydantic
 
-from pausepoint.core.canonical import check_bounds
+from pausepoint.core.canonical import canonical_json, check_bounds
 from pausepoint.core.ports import Claims
 
 Authority = Callable[[str, Claims, int], bool]
@@ -35,6 +35,14 @@ def _adapter(model: type[object]) -> pydantic.TypeAdapter[object]:
 
 
 @attrs.frozen
+class Validated:
+    """A value that passed its schema: its canonical JSON text and the validated instance."""
+
+    text: str
+    value: object
+
+
+@attrs.frozen
 class Interaction:
     """One registered interaction.  ``payload`` and ``response`` are pydantic models (or any
     type pydantic can validate); ``tool`` marks a tool pause, which must carry its tool call
@@ -47,27 +55,40 @@ class Interaction:
     authority: Authority = anyone
     description: str = ""
 
-    def _fits(self, model: type[object], value: object) -> bool:
+    def _validate(self, model: type[object], value: object) -> Validated | None:
+        """The canonical text of ``value`` and ``model`` validated from it in pydantic's strict
+        JSON mode -- no coercion: ``"false"`` is no ``bool``, ``"7"`` no ``int`` -- or None.
+        Validation reads the canonical (RFC 8785) text, so ``1.0`` and ``1`` are one answer in
+        every language, and the value handed on is the validated one, never the raw input."""
         if check_bounds(value) is not None:
-            return False
+            return None
         try:
-            _adapter(model).validate_python(value, strict=False)
+            text = canonical_json(value)
+            validated = _adapter(model).validate_json(text, strict=True)
         except pydantic.ValidationError:
-            return False
+            return None
         except (TypeError, ValueError, RecursionError):
-            return False
-        return True
+            return None
+        return Validated(text, validated)
+
+    def validate_payload(self, value: object) -> Validated | None:
+        return self._validate(self.payload, value)
+
+    def validate_response(self, value: object) -> Validated | None:
+        """The validated answer (clause ``resume.response.schema``), or None."""
+        return self._validate(self.response, value)
 
     def payload_fits(self, value: object) -> bool:
-        return self._fits(self.payload, value)
+        return self.validate_payload(value) is not None
 
     def response_fits(self, value: object) -> bool:
-        return self._fits(self.response, value)
+        return self.validate_response(value) is not None
 
     def validated_response(self, value: object) -> object:
         """The answer as an instance of the response model, from a strict check (raises
-        ``pydantic.ValidationError`` when it does not fit)."""
-        return _adapter(self.response).validate_python(value, strict=True)
+        ``pydantic.ValidationError`` when it does not fit): validated from its canonical JSON
+        text in strict JSON mode, exactly as :meth:`validate_response` does."""
+        return _adapter(self.response).validate_json(canonical_json(value), strict=True)
 
 
 class Registry:

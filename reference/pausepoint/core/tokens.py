@@ -1,70 +1,25 @@
 """Pause tokens: signed, strictly parsed, with a rotating key ring (clauses ``token.*``).
 
-Token format, version 1
-=======================
-
-A token is ASCII text of four parts joined by ``.``::
-
-    pp1.<header>.<claims>.<signature>
-
-* ``pp1`` -- the literal format prefix (pausepoint token, format 1).
-* ``<header>`` -- base64url (RFC 4648 section 5 alphabet ``A-Z a-z 0-9 - _``, **no** ``=``
-  padding) of the canonical JSON text ``{"kid":<key id>,"typ":"pausepoint","v":1}``.  The
-  header names the signing key and nothing else: there is **no algorithm field**, and a header
-  with any other key (``alg`` included) is malformed.  The algorithm is the one bound to the key
-  id inside the verifier's key ring (clause ``token.parse.strict``).
-* ``<claims>`` -- base64url (no padding) of the canonical JSON object of every
-  :class:`pausepoint.core.ports.Claims` field (clause ``token.claims``): ``checkpoint_id``,
-  ``expires_at``, ``interrupt_id``, ``issued_at``, ``name``, ``payload_digest``,
-  ``root_run_id``, ``run_id``, ``scope``, ``session_id``, ``thread_id``, ``tool_call_id``
-  (strings), ``issued_at``/``expires_at`` (integers, milliseconds) and ``v`` (integer, must be
-  ``1``).
-* ``<signature>`` -- base64url (no padding) of the signature over the ASCII bytes of
-  ``pp1.<header>.<claims>`` (the token up to, excluding, its last dot).
-
-Canonical JSON is :func:`pausepoint.core.canonical.canonical_json`: keys sorted, separators ``,``
-and ``:`` with no whitespace, ``ensure_ascii`` (non-ASCII escaped as lowercase ``\\uXXXX``).
-
-Algorithms (one per key, fixed by the key's type, never read from the token):
-
-* ``EdDSA`` -- Ed25519 (RFC 8032), 64-byte signatures; the default.  Verification needs only
-  the public key, so a verifier may hold :class:`Ed25519VerifyKey` entries only.
-* ``HS256`` -- HMAC-SHA256, 32-byte tags, secret of at least 32 bytes; only on explicit choice
-  (:class:`HmacKey`).
-
-Verification (:meth:`KeyRing.verify`), in this order; the first failure decides:
-
-1. the input is a ``str`` of at most :data:`MAX_TOKEN_LENGTH` (4096) characters, all ASCII;
-2. it splits on ``.`` into exactly four parts and the first is ``pp1``;
-3. each of the other parts is non-empty, uses only the base64url alphabet, and is the
-   *canonical* encoding of the bytes it decodes to (re-encoding gives the identical text -- so
-   the unused trailing bits of the last character must be zero, and no padding is allowed);
-4. the header is UTF-8 JSON that is exactly the canonical serialisation of an object with
-   exactly the keys ``kid`` (str), ``typ`` (``"pausepoint"``), ``v`` (int ``1``, not a bool);
-5. the key id names a key in the ring, else ``token_invalid`` (clause ``token.key-id``);
-6. the signature verifies under that key with that key's algorithm, else ``token_invalid``
-   (clause ``token.integrity``);
-7. the claims are UTF-8 JSON that is exactly the canonical serialisation of an object with
-   exactly the :class:`~pausepoint.core.ports.Claims` fields, strings as ``str``, integers as
-   ``int`` (never ``bool``), and ``v == 1``.
-
-Failures of steps 1-4 and 7 are ``token_malformed`` (clause ``token.parse.strict``).  Every
-failure is a :class:`pausepoint.PausepointError`; ``verify`` raises nothing else for any input.
-Because every part must be canonical and the signature covers header and claims byte for byte,
-changing, adding or removing any character of a valid token makes it refused (clause
-``token.integrity``).
+The token format is normative in ``spec/token-format.md`` (format 1: ``pp1.<header>.<claims>.
+<signature>``, base64url parts of RFC 8785 canonical JSON, Ed25519 by default, the algorithm
+bound to the key id in the verifier's ring, never read from the token), with test vectors in
+``spec/vectors/tokens.json``.  This module is the reference implementation of that text:
+:meth:`KeyRing.mint` produces it and :meth:`KeyRing.verify` checks it in the order the spec
+gives, raising :class:`pausepoint.PausepointError` (``token_malformed`` or ``token_invalid``)
+and nothing else, whatever the input.
 
 Key rotation (clause ``token.rotation.drain``): :meth:`KeyRing.rotate` adds a key and makes it
 the active (signing) key; older keys keep verifying.  :meth:`KeyRing.retire` removes a key only
-when the caller's drain proof -- the ledger's ``outstanding_for_key(kid)`` -- is exactly ``0``.
-The key ring imports no store; the count is passed in.
+when the caller's drain proof is exactly ``0``; the proof that also orders the retirement
+against concurrent mints is the ledger's ``retire_key`` (see
+:meth:`pausepoint.engine.service.PauseService.retire_key`).  The key ring imports no store; the
+count is passed in.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import secrets
 import threading
@@ -77,7 +32,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from pausepoint.core.canonical import canonical_json
+from pausepoint.core.canonical import canonical_bytes, canonical_json, loads_strict
 from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
@@ -305,26 +260,23 @@ def _malformed(why: str) -> PausepointError:
 
 
 def _strict_object(raw: bytes, what: str) -> dict[str, object]:
-    """Decode ``raw`` as the canonical JSON text of an object, or raise TOKEN_MALFORMED."""
+    """Decode ``raw`` as the RFC 8785 canonical UTF-8 bytes of an object, or raise
+    TOKEN_MALFORMED."""
     try:
-        text = raw.decode("ascii")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise _malformed(f"{what} is not ASCII JSON") from None
-
-    def _no_constants(name: str) -> object:
-        raise ValueError(f"{name} is not JSON")
-
+        raise _malformed(f"{what} is not UTF-8 JSON") from None
     try:
-        value = json.loads(text, parse_constant=_no_constants)
+        value = loads_strict(text)
     except (ValueError, RecursionError):
         raise _malformed(f"{what} is not JSON") from None
     if type(value) is not dict:
         raise _malformed(f"{what} is not a JSON object")
     try:
-        again = canonical_json(value)
+        again = canonical_bytes(value)
     except ValueError:
         raise _malformed(f"{what} is not canonical JSON") from None
-    if again != text:
+    if again != raw:
         raise _malformed(f"{what} is not canonical JSON")
     return value
 
@@ -455,8 +407,8 @@ class KeyRing:
             key = self._keys[self._active]
         assert isinstance(key, _SIGNING_TYPES)
         signing_input = ".".join(
-            (PREFIX, b64url_encode(header_json(key.kid).encode("ascii")),
-             b64url_encode(body.encode("ascii"))))
+            (PREFIX, b64url_encode(header_json(key.kid).encode("utf-8")),
+             b64url_encode(body.encode("utf-8"))))
         token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
         if len(token) > MAX_TOKEN_LENGTH:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,

@@ -54,8 +54,10 @@ def compose(*, store: StoreBundle, signer: Signer, interactions: Iterable[Intera
             clock: Clock | None = None, audit: AuditSink | None = None,
             ttl_ms: int = DEFAULT_TTL_MS, encode_token: Callable[[str], str] | None = None,
             decode_token: Callable[[str], str] | None = None,
-            require_durable: bool = False) -> Deployment:
-    """Wire a deployment.  ``require_durable`` refuses a store whose ledger is volatile."""
+            require_durable: bool = False, payload_key: bytes | None = None) -> Deployment:
+    """Wire a deployment.  ``require_durable`` refuses a store whose ledger is volatile.
+    ``payload_key`` is the deployment's secret for the payload digest a token carries
+    (token.discloses), at least 32 bytes; by default a fresh one per service."""
     def refuse(message: str) -> PausepointError:
         return PausepointError(ErrorCode.WIRING_INVALID, "wiring.consistent", message)
 
@@ -75,6 +77,6 @@ def compose(*, store: StoreBundle, signer: Signer, interactions: Iterable[Intera
         registry=Registry(interactions), signer=signer, ledger=store.ledger,
         checkpoints=store.checkpoints, payloads=store.payloads, effects=store.effects,
         runs=store.runs, clock=clock or SystemClock(), audit=audit or MemoryAudit(),
-        ttl_ms=ttl_ms)
+        ttl_ms=ttl_ms, payload_key=payload_key)
     return Deployment(service=service, store=store, encode_token=encode_token,
                       decode_token=decode_token)

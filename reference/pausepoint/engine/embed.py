@@ -291,7 +291,7 @@ class Engine:
         status = svc.effects.status(run.run_id, key)
         if status == EffectStatus.STARTED:  # a process died inside it: never run it again
             self._pause(run, state, asked, RECONCILE.name,
-                        {"run_id": run.run_id, "effect": key})
+                        {"run_id": run.run_id, "effect": key}, recovering=True)
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
             state["effects"][key] = None  # settled by an operator: its result is unknown
             return self._save(run, state, runs.Progress(run.epoch, self.clock.now(),
@@ -308,20 +308,22 @@ class Engine:
         return saved
 
     def _pause(self, run: RunRecord, state: dict[str, Any], n: int, interaction: str,
-               payload: Any) -> None:
+               payload: Any, recovering: bool = False) -> None:
         """Take the pause for question ``n`` (or a recovery pause), record the turn, let the
         run go and raise the pause signal."""
         svc = self.deployment.service
         binding = current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
                                       scope=run.scope, parent_run_id=run.parent_run_id)
-        recovering = interaction == RECONCILE.name
+        # only the engine's own recovery may name the reserved interaction (an agent asking
+        # for it is refused interaction_unregistered)
         prior = [r for r in svc.ledger.by_run(run.run_id)
                  if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")]
         live = [r for r in prior if r.state.phase in lc.LIVE]
         suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
         rec = svc.pause(binding=binding, name=interaction, payload=payload,
                         interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                        checkpoint_id=f"{run.run_id}@{n}" + (f"/{suffix}" if recovering else ""))
+                        checkpoint_id=f"{run.run_id}@{n}" + (f"/{suffix}" if recovering else ""),
+                        reserved=recovering)
         if recovering and rec.state.phase == lc.Phase.PAUSED:
             rec = svc.mark_unknown(rec.interrupt_id)
         if not rec.state.turn_recorded:

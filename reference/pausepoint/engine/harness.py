@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
+import pydantic
+from pydantic_core import to_jsonable_python
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
@@ -105,6 +107,14 @@ class SqliteWorld:
         return int(row[0]) if row else 0
 
 
+def _state_json(state: dict[str, Any]) -> str:
+    """The harness's own continuation data as JSON text.  Not canonical JSON: it is stored and
+    read back, never compared across languages or digested, and it may hold a script's values
+    that are not Unicode text (a payload the pause then refuses)."""
+    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
 class SimulatedCrash(BaseException):
     """The process dies here (a scripted fault).  Nothing in the run may catch it."""
 
@@ -125,8 +135,20 @@ DEFAULT_OWNER = "local"
 takes back the runs it held at once; several servers on one store need distinct names."""
 DEFAULT_LEASE_MS = 30_000
 
+
+
+class Approval(pydantic.BaseModel):
+    """The answer to ``approve``: ``approved`` is a JSON boolean -- validated strictly, so
+    ``"false"`` is refused, not read as a truthy string (resume.response.strict).  Other keys
+    are kept."""
+
+    model_config = pydantic.ConfigDict(extra="allow")
+
+    approved: bool
+
+
 DEFAULT_INTERACTIONS: tuple[Interaction, ...] = (
-    Interaction("approve", description="approve or reject an action"),
+    Interaction("approve", response=Approval, description="approve or reject an action"),
     Interaction("ask", description="a free-form question"),
     Interaction("confirm", description="confirm a detail"),
     Interaction("choose", description="pick one of several options"),
@@ -287,7 +309,7 @@ class Harness:
                     run_id=run_id, root_run_id=parent.root_run_id if parent else run_id,
                     parent_run_id=parent_run_id or "", session_id=session_id,
                     thread_id=thread_id or run_id, scope=scope, status=RunStatus.RUNNING,
-                ).evolve(out.state, canonical_json(state))
+                ).evolve(out.state, _state_json(state))
                 if svc.runs.create(run):  # atomic against a cancel of the parent
                     self.trace.emit("start", run=run_id, parent=parent_run_id,
                                     script=state["script"], ttl=self.ttl_ms)
@@ -314,7 +336,9 @@ class Harness:
                 self.hooks.answer_kept(rec)
             if not self._answers_kept(rec):  # another answer of this step is still awaited
                 return attrs.evolve(self._report(rec.run_id, ()), interrupt_id=rec.interrupt_id)
-            report = self._continue(rec, response)
+            # the run receives the validated answer, not the raw input (resume.response.strict)
+            answer = response if out.replayed else to_jsonable_python(out.answer)
+            report = self._continue(rec, answer)
             if self.crashed or report.status == RunStatus.RUNNING:
                 # the process died, or the store failed, while continuing: the invocation did
                 # not end, so there is no result to replay
@@ -501,7 +525,7 @@ class Harness:
         out = runs.step(run.run_state, event)
         if isinstance(out, runs.Refusal):
             self._lost(run.run_id)
-        new = run.evolve(out.state, canonical_json(state)) if isinstance(
+        new = run.evolve(out.state, _state_json(state)) if isinstance(
             out, runs.Accepted) else run
         if not self.service.runs.replace(run, new):
             self._lost(run.run_id)
@@ -551,7 +575,7 @@ class Harness:
                                                      self.lease_ms))
         if isinstance(out, runs.Refusal):
             return self._report(run.run_id, ())
-        claimed = run.evolve(out.state, canonical_json(state))
+        claimed = run.evolve(out.state, _state_json(state))
         if not self.service.runs.replace(run, claimed):
             return self._report(run.run_id, ())  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
@@ -763,7 +787,7 @@ class Harness:
         rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
                         payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
                         interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                        checkpoint_id=f"{run.run_id}@{pc}/recover/{n}")
+                        checkpoint_id=f"{run.run_id}@{pc}/recover/{n}", reserved=True)
         self.trace.emit("recover", run=run.run_id, pause=rec.interrupt_id)
         if rec.state.phase == lc.Phase.PAUSED:
             rec = svc.mark_unknown(rec.interrupt_id)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import enum
 import json
+import re
+import secrets
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -17,7 +19,7 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
-from pausepoint.core.canonical import canonical_json, digest
+from pausepoint.core.canonical import DIGEST_KEY_MIN, canonical_json, digest, keyed_digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import PauseState, Phase
@@ -38,10 +40,16 @@ from pausepoint.core.ports import (
     Signer,
 )
 from pausepoint.core.registry import RECONCILE, Interaction, Registry
+from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
 
 MAX_CAS_ATTEMPTS = 64
+MAX_MINT_ATTEMPTS = 4
+"""A mint whose key was retired before its row landed is re-minted with the ring's active key
+this many times at most (token.rotation.drain)."""
+
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 @attrs.frozen
@@ -63,6 +71,10 @@ class ResumeOutcome:
     replayed: bool
     turn: str | None = None
     result: str | None = None
+    answer: object = None
+    """The response as validated against the interaction's response schema (strict, no
+    coercion): what the run receives, never the raw input (resume.response.schema).  None for
+    a replay."""
 
 
 class RunView(enum.StrEnum):
@@ -82,6 +94,17 @@ def _refuse(out: lc.Refusal) -> PausepointError:
     return PausepointError(out.code, out.clause, out.message)
 
 
+def check_ids(**ids: object) -> None:
+    """Refuse (``input_invalid``, clause ``input.bounded``) an identifier that is not text, or
+    holds a NUL or a lone surrogate: no store can keep it as the same text (PostgreSQL refuses
+    NUL, UTF-8 has no surrogates), so it is refused before anything is written."""
+    for what, value in ids.items():
+        if type(value) is not str or _NOT_TEXT.search(value):
+            raise PausepointError(
+                ErrorCode.INPUT_INVALID, "input.bounded",
+                f"the {what} is not Unicode text without NUL (a str with no lone surrogate)")
+
+
 class PauseService:
     """One deployment's pause/resume logic over its ports.  Build it with
     :func:`pausepoint.engine.compose.compose`, which refuses inconsistent wiring."""
@@ -94,7 +117,8 @@ class PauseService:
 
     def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
                  checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
-                 runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int) -> None:
+                 runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int,
+                 payload_key: bytes | None = None) -> None:
         self.registry = registry
         self.signer = signer
         self.ledger = ledger
@@ -105,6 +129,10 @@ class PauseService:
         self.clock = clock
         self.audit = audit
         self.ttl_ms = ttl_ms
+        if payload_key is None:
+            payload_key = secrets.token_bytes(DIGEST_KEY_MIN)
+        keyed_digest(payload_key, "")  # refuses a short key now, not at the first pause
+        self._payload_key = payload_key
 
     # -- pause ---------------------------------------------------------------------------
 
@@ -115,19 +143,41 @@ class PauseService:
             return RECONCILE
         return self.registry.get(name)
 
+    def payload_digest(self, payload_text: str) -> str:
+        """The token's payload digest: HMAC-SHA256 under this deployment's secret
+        (token.discloses), so a token alone tells nothing about its payload."""
+        return keyed_digest(self._payload_key, payload_text)
+
     def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str = "", checkpoint_id: str | None = None,
-              ttl_ms: int | None = None) -> PauseRecord:
+              ttl_ms: int | None = None, reserved: bool = False) -> PauseRecord:
         """Take a pause.  Every refusal happens before a token is minted
-        (pause.refusal.before-mint); a pause already issued under ``interrupt_id`` is returned
-        as it is, with the same token (durability.token.reissue)."""
+        (pause.refusal.before-mint).  A pause already issued under ``interrupt_id`` with the
+        same binding, name, tool call id, checkpoint and payload is returned as it is, with the
+        same token (durability.token.reissue); with anything different it is refused with
+        ``pause_conflict`` and nothing of it is disclosed (durability.token.reissue).
+
+        ``reserved`` is for the engine itself: only it opens recovery pauses under the reserved
+        name ``pausepoint.reconcile``; a run naming it is refused with
+        ``interaction_unregistered``."""
+        # the name is looked up, not stored, first: anything unregistered is refused as such
+        check_ids(interrupt_id=interrupt_id, tool_call_id=tool_call_id,
+                  checkpoint_id="" if checkpoint_id is None else checkpoint_id,
+                  run_id=binding.run_id, root_run_id=binding.root_run_id,
+                  parent_run_id=binding.parent_run_id, session_id=binding.session_id,
+                  thread_id=binding.thread_id, scope=binding.scope)
+        interaction = (RECONCILE if reserved and name == RECONCILE.name
+                       else self.registry.get(name))
+        valid = None if interaction is None else interaction.validate_payload(payload)
+        payload_text = None if valid is None else valid.text
         existing = self.ledger.get(interrupt_id)
         if existing is not None:
-            return existing
+            return self._reissue(existing, binding, name, payload_text, tool_call_id,
+                                 checkpoint_id)
         now = self.clock.now()
         expires_at = now + (self.ttl_ms if ttl_ms is None else ttl_ms)
         out, payload_text, checkpoint_id = self._pause_step(
-            binding, name, payload, tool_call_id, checkpoint_id, expires_at)
+            binding, interaction, payload, tool_call_id, checkpoint_id, expires_at)
         if isinstance(out, lc.Refusal):
             raise _refuse(out)
         assert payload_text is not None and checkpoint_id is not None
@@ -135,40 +185,65 @@ class PauseService:
             interrupt_id=interrupt_id, run_id=binding.run_id, root_run_id=binding.root_run_id,
             session_id=binding.session_id, thread_id=binding.thread_id,
             checkpoint_id=checkpoint_id, scope=binding.scope, name=name,
-            tool_call_id=tool_call_id, payload_digest=digest(payload_text), issued_at=now,
-            expires_at=expires_at)
-        token, kid = self.signer.mint(claims)
-        self.payloads.record(interrupt_id, payload_text)
-        record = PauseRecord(claims=claims, kid=kid, token=token, payload=payload_text,
-                             state=out.state, parent_run_id=binding.parent_run_id, version=1)
-        if not self.ledger.issue(record):  # someone issued it first: theirs is the pause
-            winner = self.ledger.get(interrupt_id)
-            assert winner is not None
-            return winner
-        return record
+            tool_call_id=tool_call_id, payload_digest=self.payload_digest(payload_text),
+            issued_at=now, expires_at=expires_at)
+        for attempt in range(MAX_MINT_ATTEMPTS):
+            token, kid = self.signer.mint(claims)
+            record = PauseRecord(claims=claims, kid=kid, token=token, payload=payload_text,
+                                 state=out.state, parent_run_id=binding.parent_run_id,
+                                 version=1)
+            try:
+                issued = self.ledger.issue(record)
+            except PausepointError as exc:
+                # the key was retired between the mint and the issue: its drain proof did not
+                # count this row, so the row must not land; mint again with the active key
+                if exc.code is ErrorCode.KEY_UNKNOWN and attempt + 1 < MAX_MINT_ATTEMPTS:
+                    continue
+                raise
+            if not issued:  # someone issued it first: theirs is the pause, if it is this one
+                winner = self.ledger.get(interrupt_id)
+                assert winner is not None
+                return self._reissue(winner, binding, name, payload_text, tool_call_id,
+                                     checkpoint_id)
+            self.payloads.record(interrupt_id, payload_text)  # only once the pause exists
+            return record
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _reissue(self, existing: PauseRecord, binding: PauseBinding, name: str,
+                 payload_text: str | None, tool_call_id: str,
+                 checkpoint_id: str | None) -> PauseRecord:
+        """The issued pause again, if the request names exactly it (durability.token.reissue);
+        the refusal says nothing about the pause that holds the id."""
+        c = existing.claims
+        same = (c.run_id == binding.run_id and c.root_run_id == binding.root_run_id
+                and c.session_id == binding.session_id and c.thread_id == binding.thread_id
+                and c.scope == binding.scope and existing.parent_run_id == binding.parent_run_id
+                and c.name == name and c.tool_call_id == tool_call_id
+                and checkpoint_id in (None, c.checkpoint_id)
+                and payload_text is not None and payload_text == existing.payload)
+        if not same:
+            raise PausepointError(ErrorCode.PAUSE_CONFLICT, "durability.token.reissue",
+                                  "this interrupt id already names another pause")
+        return existing
 
     def check_pause(self, *, binding: PauseBinding, name: str, payload: object,
                     tool_call_id: str = "", checkpoint_id: str | None = None) -> None:
         """Refuse as :meth:`pause` would, minting and writing nothing: several questions asked
         at once are checked first, so that they are all taken or none is
         (pause.refusal.before-mint)."""
-        out, _text, _checkpoint = self._pause_step(binding, name, payload, tool_call_id,
-                                                   checkpoint_id, self.clock.now() + 1)
+        out, _text, _checkpoint = self._pause_step(
+            binding, self.registry.get(name), payload, tool_call_id, checkpoint_id,
+            self.clock.now() + 1)
         if isinstance(out, lc.Refusal):
             raise _refuse(out)
 
-    def _pause_step(self, binding: PauseBinding, name: str, payload: object,
-                    tool_call_id: str, checkpoint_id: str | None, expires_at: int,
-                    ) -> tuple[lc.StepOutcome, str | None, str | None]:
-        """The lifecycle's verdict on a pause, with the payload's canonical text and the
-        checkpoint it binds (when they exist)."""
-        interaction = self.interaction(name)
-        payload_text: str | None = None
-        if interaction is not None and interaction.payload_fits(payload):
-            try:
-                payload_text = canonical_json(payload)
-            except (TypeError, ValueError):
-                payload_text = None
+    def _pause_step(self, binding: PauseBinding, interaction: Interaction | None,
+                    payload: object, tool_call_id: str, checkpoint_id: str | None,
+                    expires_at: int) -> tuple[lc.StepOutcome, str | None, str | None]:
+        """The lifecycle's verdict on a pause asking ``interaction`` (None: not registered),
+        with the payload's canonical text and the checkpoint it binds (when they exist)."""
+        valid = None if interaction is None else interaction.validate_payload(payload)
+        payload_text = None if valid is None else valid.text
         if checkpoint_id is None:
             checkpoint_id = self.checkpoints.latest(binding.thread_id)
         out = self.machine.step(PauseState(), lc.Pause(
@@ -198,11 +273,9 @@ class PauseService:
         ledger's conditional update, so exactly one of any number of racing resumes wins."""
         claims = self.signer.verify(token)
         interaction = self.interaction(claims.name)
-        response_valid = interaction is not None and interaction.response_fits(response)
-        try:
-            response_digest = digest(canonical_json(response)) if response_valid else ""
-        except (TypeError, ValueError):
-            response_valid, response_digest = False, ""
+        validated = None if interaction is None else interaction.validate_response(response)
+        response_valid = validated is not None
+        response_digest = "" if validated is None else digest(validated.text)
         with self.trace.atomic():
             record = self.ledger.get(claims.interrupt_id)
             self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
@@ -245,8 +318,10 @@ class PauseService:
                     record = self._get(claims.interrupt_id)  # lost the race: decide again
             if won_row:
                 won = attrs.evolve(record, state=out.state, version=record.version + 1)
+                assert validated is not None
                 return ResumeOutcome(record=won, replayed=False,
-                                     turn=self.checkpoints.read(claims.checkpoint_id))
+                                     turn=self.checkpoints.read(claims.checkpoint_id),
+                                     answer=validated.value)
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "resume.consume.single-winner",
                               "the ledger row kept changing; nothing was consumed")
 
@@ -349,6 +424,22 @@ class PauseService:
     def drain_proof(self, kid: str) -> int:
         """How many outstanding pauses carry a token signed by ``kid``."""
         return self.ledger.outstanding_for_key(kid)
+
+    def retire_key(self, kid: str, ring: KeyRing) -> None:
+        """Retire ``kid`` from ``ring`` (token.rotation.drain), ordered against every mint: the
+        ledger counts the key's outstanding rows and, only when there are none, marks the key
+        retired in the same transaction -- and it refuses to issue a row whose key is marked
+        retired.  So a pause minted under the key either is counted (and the retirement refused
+        with ``key_not_drained``) or never lands (it is minted again with the active key): no
+        token outlives its key's drain proof."""
+        if kid not in ring:
+            raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
+                                  f"no key {kid!r} in the ring to retire")
+        if kid == ring.active_kid:
+            raise PausepointError(ErrorCode.KEY_NOT_DRAINED, "token.rotation.drain",
+                                  f"key {kid!r} is the active signing key; rotate to a new "
+                                  "key and drain this one before retiring it")
+        ring.retire(kid, self.ledger.retire_key(kid))
 
     # -- queries -------------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import OUTSTANDING, PauseState
 from pausepoint.core.ports import EffectStatus, PauseRecord, RunRecord, RunStatus
 from pausepoint.core.runs import CANCELLED_OR_CANCELLING
@@ -33,6 +35,7 @@ class MemoryStore:
         self._payloads: dict[str, str] = {}
         self._effects: dict[tuple[str, str], tuple[EffectStatus, int]] = {}  # (status, epoch)
         self._runs: dict[str, RunRecord] = {}
+        self._retired: set[str] = set()
         self.ledger = MemoryLedger(self)
         self.checkpoints = MemoryCheckpoints(self)
         self.payloads = MemoryPayloads(self)
@@ -55,6 +58,9 @@ class MemoryLedger(_Facet):
 
     def issue(self, record: PauseRecord) -> bool:
         with self._s._lock:
+            if record.kid in self._s._retired:  # token.rotation.drain
+                raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
+                                      f"key {record.kid!r} was retired; mint with another")
             if record.interrupt_id in self._s._pauses:
                 return False
             self._s._pauses[record.interrupt_id] = record
@@ -93,6 +99,13 @@ class MemoryLedger(_Facet):
         with self._s._lock:
             return sum(1 for r in self._s._pauses.values()
                        if r.kid == kid and r.state.phase in OUTSTANDING)
+
+    def retire_key(self, kid: str) -> int:
+        with self._s._lock:
+            outstanding = self.outstanding_for_key(kid)
+            if outstanding == 0:
+                self._s._retired.add(kid)
+            return outstanding
 
 
 class MemoryCheckpoints(_Facet):

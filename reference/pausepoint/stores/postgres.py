@@ -32,6 +32,8 @@ POSTGRES: Dialect = Dialect(
     schema_lock="SELECT pg_advisory_xact_lock(7061757365)",
     errors=(psycopg.Error,),
     row_lock=" FOR SHARE",
+    lock_share=" FOR SHARE",
+    lock_update=" FOR UPDATE",
     statement_commits=True,
 )
 

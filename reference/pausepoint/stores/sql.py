@@ -15,13 +15,20 @@ Guarantees, for every facet:
 * ``ledger.transition`` is one conditional ``UPDATE ... WHERE interrupt_id = ? AND version = ?``
   that bumps the version: the database's row lock picks exactly one winner among any number of
   threads, processes or servers (``resume.consume.single-winner``);
-* ``ledger.issue`` is ``INSERT ... ON CONFLICT DO NOTHING``: a duplicate changes nothing;
+* ``ledger.issue`` is ``INSERT ... ON CONFLICT DO NOTHING``: a duplicate changes nothing; it
+  runs under a shared lock on its key's row and refuses a key marked retired, and
+  ``ledger.retire_key`` counts and marks under the exclusive lock, so a retirement and a mint
+  are ordered (``token.rotation.drain``);
+* a parameter that is not Unicode text without NUL is refused with ``input_invalid`` before
+  it reaches the driver, and a row that does not map back to a record is ``store_corrupt``
+  (``input.bounded``);
 * sequences come back in insertion order (an auto-numbered ``seq``; an upsert keeps it).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import typing
 import weakref
@@ -74,6 +81,11 @@ class Dialect:
     cannot change before the insert commits (``FOR SHARE``: under READ COMMITTED the read waits
     for a concurrent writer and re-checks the new row).  SQLite needs none: ``BEGIN
     IMMEDIATE`` already serialises every write."""
+    lock_share: str = ""
+    """Suffix of a ``SELECT`` that takes a shared lock on the rows it reads (``FOR SHARE``);
+    empty where ``begin_write`` already serialises writers (SQLite)."""
+    lock_update: str = ""
+    """Suffix of a ``SELECT`` that takes an exclusive lock on the rows it reads."""
     statement_commits: bool = False
     """The connection is in autocommit mode and one statement is its own transaction, durably
     committed before the server answers: a one-statement read or write then needs no
@@ -93,7 +105,8 @@ CHECKPOINTS: Final = "pausepoint_checkpoints"
 PAYLOADS: Final = "pausepoint_payloads"
 EFFECTS: Final = "pausepoint_effects"
 RUNS: Final = "pausepoint_runs"
-TABLES: Final[tuple[str, ...]] = (PAUSES, CHECKPOINTS, PAYLOADS, EFFECTS, RUNS)
+KEYS: Final = "pausepoint_keys"
+TABLES: Final[tuple[str, ...]] = (PAUSES, CHECKPOINTS, PAYLOADS, EFFECTS, RUNS, KEYS)
 
 _CLAIM_RENAMES: Final[dict[str, str]] = {"expires_at": "claim_expires_at"}
 """Claims columns whose field name collides with a state column."""
@@ -150,6 +163,7 @@ def schema(dialect: Dialect) -> tuple[str, ...]:
         _table(EFFECTS, dialect, (("run_id", TEXT), ("effect_key", TEXT), ("status", TEXT),
                                   ("epoch", INT)), "run_id, effect_key"),
         _table(RUNS, dialect, RUN_COLUMNS, "run_id"),
+        _table(KEYS, dialect, (("kid", TEXT), ("retired", INT)), "kid"),
         f"CREATE INDEX IF NOT EXISTS {PAUSES}_run ON {PAUSES} (run_id)",
         f"CREATE INDEX IF NOT EXISTS {PAUSES}_phase ON {PAUSES} (phase, kid)",
         f"CREATE INDEX IF NOT EXISTS {CHECKPOINTS}_thread ON {CHECKPOINTS} (thread_id, seq)",
@@ -189,17 +203,39 @@ def pause_to_row(r: PauseRecord) -> tuple[Any, ...]:
     )
 
 
+_CLAIM_TYPES: Final = {f.name: typing.get_type_hints(Claims)[f.name] for f in attrs.fields(Claims)}
+
+
+def _corrupt(what: str, exc: Exception) -> PausepointError:
+    return PausepointError(ErrorCode.STORE_CORRUPT, "input.bounded",
+                           f"a stored {what} row is not a valid record ({type(exc).__name__})")
+
+
+def _exact(value: Any, typ: type, nullable: bool = False) -> Any:
+    if (value is None and nullable) or (type(value) is typ):
+        return value
+    raise TypeError(f"{typ.__name__} expected, found {type(value).__name__}")
+
+
 def row_to_pause(row: Sequence[Any]) -> PauseRecord:
-    n = len(CLAIM_COLUMNS)
-    claims = Claims(**{f: row[i] for i, (f, _c, _t) in enumerate(CLAIM_COLUMNS)})
-    (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
-     parent_run_id, result, version) = row[n:]
-    return PauseRecord(
-        claims=claims, kid=kid, token=token, payload=payload,
-        state=PauseState(phase=Phase(phase), expires_at=int(expires_at),
-                         turn_recorded=bool(turn_recorded), response_digest=response_digest,
-                         consumed_at=None if consumed_at is None else int(consumed_at)),
-        parent_run_id=parent_run_id, result=result, version=int(version))
+    """The record of a ledger row; ``store_corrupt`` if the row is not one this store wrote."""
+    try:
+        n = len(CLAIM_COLUMNS)
+        claims = Claims(**{f: _exact(row[i], _CLAIM_TYPES[f])
+                           for i, (f, _c, _t) in enumerate(CLAIM_COLUMNS)})
+        (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
+         parent_run_id, result, version) = row[n:]
+        return PauseRecord(
+            claims=claims, kid=_exact(kid, str), token=_exact(token, str),
+            payload=_exact(payload, str),
+            state=PauseState(phase=Phase(phase), expires_at=_exact(expires_at, int),
+                             turn_recorded=bool(_exact(turn_recorded, int)),
+                             response_digest=_exact(response_digest, str, nullable=True),
+                             consumed_at=_exact(consumed_at, int, nullable=True)),
+            parent_run_id=_exact(parent_run_id, str), result=_exact(result, str, nullable=True),
+            version=_exact(version, int))
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise _corrupt("ledger", exc) from None
 
 
 def run_to_row(r: RunRecord) -> tuple[Any, ...]:
@@ -208,12 +244,15 @@ def run_to_row(r: RunRecord) -> tuple[Any, ...]:
 
 
 def row_to_run(row: Sequence[Any]) -> RunRecord:
-    (run_id, root_run_id, parent_run_id, session_id, thread_id, scope, status, state, epoch,
-     owner, lease_until) = row
-    return RunRecord(run_id=run_id, root_run_id=root_run_id, parent_run_id=parent_run_id,
-                     session_id=session_id, thread_id=thread_id, scope=scope,
-                     status=RunStatus(status), state=state, epoch=int(epoch), owner=owner,
-                     lease_until=int(lease_until))
+    try:
+        (run_id, root_run_id, parent_run_id, session_id, thread_id, scope, status, state, epoch,
+         owner, lease_until) = row
+        return RunRecord(run_id=run_id, root_run_id=root_run_id, parent_run_id=parent_run_id,
+                         session_id=session_id, thread_id=thread_id, scope=scope,
+                         status=RunStatus(status), state=state, epoch=int(epoch), owner=owner,
+                         lease_until=int(lease_until))
+    except (ValueError, TypeError) as exc:
+        raise _corrupt("run", exc) from None
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -331,6 +370,12 @@ class SqlStore:
             self._discard()
 
     def execute(self, conn: DBConnection, query: str, params: Sequence[Any] = ()) -> Any:
+        for value in params:
+            if isinstance(value, str) and _NOT_TEXT.search(value):
+                raise PausepointError(
+                    ErrorCode.INPUT_INVALID, "input.bounded",
+                    "a value holds a NUL or a lone surrogate; no store keeps it as the same "
+                    "text, so nothing was written")
         return conn.execute(self.dialect.sql(query), tuple(params))
 
     def read(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -364,6 +409,9 @@ class SqlStore:
                 self.execute(conn, ddl)
 
 
+_NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
+
+
 def _close_quietly(conn: DBConnection) -> None:
     try:
         conn.close()
@@ -387,8 +435,42 @@ class SqlLedger(_Facet):
         "response_digest = ?, consumed_at = ?, result = COALESCE(?, result), "
         "version = version + 1 WHERE interrupt_id = ? AND version = ?")
 
+    _KEY_ROW: Final = _insert(KEYS, ("kid", "retired"), "kid", ())
+
+    def _key_retired(self, conn: DBConnection, kid: str, lock: str) -> bool:
+        self._s.execute(conn, self._KEY_ROW, (kid, 0)).close()
+        cur = self._s.execute(conn, f"SELECT retired FROM {KEYS} WHERE kid = ?{lock}", (kid,))
+        rows = cur.fetchall()
+        cur.close()
+        return bool(rows[0][0])
+
     def issue(self, record: PauseRecord) -> bool:
-        return self._s.write(self._ISSUE, pause_to_row(record)) == 1
+        """Insert the row, unless its interrupt id is issued (False) or its key is retired
+        (``key_unknown``): under a shared lock on the key's row (token.rotation.drain)."""
+        row = pause_to_row(record)
+        with self._s.transaction(write=True) as conn:
+            if self._key_retired(conn, record.kid, self._s.dialect.lock_share):
+                raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
+                                      f"key {record.kid!r} was retired; mint with another")
+            cur = self._s.execute(conn, self._ISSUE, row)
+            count: int = cur.rowcount
+            cur.close()
+            return count == 1
+
+    def retire_key(self, kid: str) -> int:
+        """The drain proof of ``kid``, and -- when it is 0 -- the key marked retired, in one
+        transaction under an exclusive lock on the key's row (token.rotation.drain)."""
+        with self._s.transaction(write=True) as conn:
+            self._key_retired(conn, kid, self._s.dialect.lock_update)
+            cur = self._s.execute(
+                conn, f"SELECT COUNT(*) FROM {PAUSES} WHERE {_OUTSTANDING_SQL} AND kid = ?",
+                (*_OUTSTANDING_PHASES, kid))
+            outstanding = int(cur.fetchall()[0][0])
+            cur.close()
+            if outstanding == 0:
+                self._s.execute(conn, f"UPDATE {KEYS} SET retired = 1 WHERE kid = ?",
+                                (kid,)).close()
+            return outstanding
 
     def get(self, interrupt_id: str) -> PauseRecord | None:
         rows = self._s.read(f"{_PAUSE_SELECT} WHERE interrupt_id = ?", (interrupt_id,))

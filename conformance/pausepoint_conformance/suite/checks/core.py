@@ -125,14 +125,35 @@ def _at_most_once(ctx: Ctx) -> None:
        ["resume.response.schema", "resume.refusal.keeps-pause", "lifecycle.refusal.no-change",
         "effect.refusal.no-effect"])
 def _response_invalid(ctx: Ctx) -> None:
+    _refused_then_answered(ctx, ([1, 2], "yes", None, 3), "resume.response.schema", "",
+                           YES, "resume.refusal.keeps-pause")
+
+
+def _refused_then_answered(ctx: Ctx, bads: Any, clause_id: ClauseId, note: str, answer: Any,
+                           answered_clause: ClauseId) -> None:
+    """Each of ``bads`` refused with response_invalid, changing nothing; then ``answer``
+    accepted and the run continued once."""
     p = basic(ctx)
-    for bad in ([1, 2], "yes", None, 3):
-        ctx.refuse_resume(p, [E.RESPONSE_INVALID], "resume.response.schema",
-                          f"a resume with the response {bad!r}", response=bad)
+    for bad in bads:
+        ctx.refuse_resume(p, [E.RESPONSE_INVALID], clause_id,
+                          f"a resume with the response {bad!r}{note}", response=bad)
         ctx.expect_phase(p, "resumable", "lifecycle.refusal.no-change")
         ctx.expect_count("r1", "b", 0, "effect.refusal.no-effect")
-    ctx.resume(p, YES, clause_id="resume.refusal.keeps-pause")
-    ctx.expect_count("r1", "b", 1, "resume.refusal.keeps-pause")
+    ctx.resume(p, answer, clause_id=answered_clause)
+    ctx.expect_count("r1", "b", 1, answered_clause)
+
+
+@check("core/response-strict",
+       "a response is validated strictly: a string, number or null where approve's answer "
+       "needs a boolean is refused, not coerced, and the pause stays answerable",
+       ["resume.response.strict", "resume.response.schema", "lifecycle.refusal.no-change",
+        "effect.refusal.no-effect"])
+def _response_strict(ctx: Ctx) -> None:
+    _refused_then_answered(
+        ctx, ({"approved": "false"}, {"approved": "true"}, {"approved": 0}, {"approved": 1},
+              {"approved": None}, {"approved": [False]}, {"note": "approved"}),
+        "resume.response.strict", " (approve needs a JSON boolean)", NO,
+        "resume.response.strict")
 
 
 @check("core/input-bounded",
@@ -157,17 +178,19 @@ def _bounded(ctx: Ctx) -> None:
 
 
 def nested(depth: int) -> dict[str, Any]:
-    """A JSON object nested exactly ``depth`` levels deep, as the protocol counts them (a
-    scalar 0, ``[]`` and ``{}`` 1, each enclosing array or object one more)."""
+    """An answer to ``approve`` (``approved`` a boolean, other keys free) nested exactly
+    ``depth`` levels deep, as the protocol counts them (a scalar 0, ``[]`` and ``{}`` 1, each
+    enclosing array or object one more)."""
     inner: Any = []
     for _ in range(depth - 2):
         inner = [inner]
-    return {"deep": inner}
+    return {"approved": True, "deep": inner}
 
 
-def sized(n: int) -> dict[str, str]:
-    """A JSON object whose canonical text is exactly ``n`` bytes long."""
-    return {"text": "x" * (n - len(canonical_json({"text": ""}).encode()))}
+def sized(n: int) -> dict[str, Any]:
+    """An answer to ``approve`` whose canonical text is exactly ``n`` bytes long."""
+    empty = {"approved": True, "text": ""}
+    return {"approved": True, "text": "x" * (n - len(canonical_json(empty).encode()))}
 
 
 @check("core/input-edge",

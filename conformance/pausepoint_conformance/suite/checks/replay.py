@@ -36,6 +36,21 @@ def _replay(ctx: Ctx) -> None:
     ctx.expect_phase(p, "consumed", "replay.same-response")
 
 
+@check("replay/canonical",
+       "a retry re-serialised by another language (1.0 for 1, -0.0 for 0, keys reordered) is "
+       "the same answer: a replay, not a conflict",
+       ["input.canonical", "replay.same-response", "effect.at-most-once"])
+def _canonical(ctx: Ctx) -> None:
+    for run_id, first, retry in (("r1", {"approved": True, "n": 1}, {"n": 1.0, "approved": True}),
+                                 ("r2", {"approved": True, "z": -0.0}, {"approved": True, "z": 0}),
+                                 ("r3", {"approved": True, "x": [1.5, 2]},
+                                  {"x": [1.50, 2.0], "approved": True})):
+        p = basic(ctx, run_id)
+        ctx.resume(p, first)
+        ctx.resume(p, retry, replayed=True, clause_id="input.canonical")
+        ctx.expect_count(run_id, "b", 1, "effect.at-most-once", "a replay ran the effect again")
+
+
 @check("replay/next-question-pending",
        "a repeated answer (a double click) while the run waits on its next question is a "
        "replay: the next question stays pending, unanswered",

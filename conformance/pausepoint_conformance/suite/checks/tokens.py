@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from typing import Any
 
 from pausepoint.core.clauses import ErrorCode as E
-from pausepoint_conformance.suite.checks.common import TOKEN_ERRORS, _pp1_parts, basic
+from pausepoint_conformance.suite.checks.common import TOKEN_ERRORS, _pp1_parts, basic, only
 from pausepoint_conformance.suite.framework import (
     SCOPE,
     YES,
@@ -190,3 +191,32 @@ def _rotation_drain(ctx: Ctx) -> None:
     retire_refused(new, [E.KEY_NOT_DRAINED],
                    "retiring the signing key (it keeps signing, so it is never drained)")
     ctx.expect_count("r3", "b", 1, "resume.continuation.recorded-turn")
+
+
+@check("tokens/payload-private",
+       "a token discloses nothing of its payload: neither its text nor an unkeyed digest of it",
+       ["token.discloses"])
+def _payload_private(ctx: Ctx) -> None:
+    secret = {"amount": 7342, "to": "acct-17-zq"}
+    rep = ctx.start([ask("approve", secret), end()], "r1")
+    p = only(rep.pauses, ctx, "pause.published")[0]
+    seen = [p.token]
+    for part in p.token.split("."):
+        try:
+            seen.append(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+                        .decode("utf-8", "replace"))
+        except ValueError:
+            continue
+    texts = {json.dumps(secret, sort_keys=True, separators=(",", ":")),
+             json.dumps(secret, separators=(",", ":")), json.dumps(secret),
+             json.dumps(secret, sort_keys=True)}
+    digests = {h(t.encode()).hexdigest() for t in texts
+               for h in (hashlib.sha256, hashlib.sha512, hashlib.sha1, hashlib.md5)}
+    for text in seen:
+        ctx.expect("acct-17-zq" not in text, "token.discloses", "no payload text",
+                   text[:200], "the token carries the payload in the clear")
+        leaked = [d for d in digests if d in text.lower()]
+        ctx.expect(not leaked, "token.discloses", "no unkeyed payload digest", leaked,
+                   "the token carries an unkeyed digest of its payload: anyone can confirm a "
+                   "guess of the payload offline")
+    ctx.resume(p, YES, clause_id="token.discloses")
