@@ -18,11 +18,14 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import ClassVar, Final, TypeVar
+from typing import ClassVar, Final, Literal, TypeVar
+
+import attrs
 
 from pausepoint.core.clauses import Group
 from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance import __version__ as suite_version
+from pausepoint_conformance.adapters.reference import INTERACTIONS
 from pausepoint_conformance.protocol.port import errored_from, run_together
 from pausepoint_conformance.protocol.wire import (
     PROTOCOL_VERSION,
@@ -32,9 +35,12 @@ from pausepoint_conformance.protocol.wire import (
     ClockData,
     CountData,
     EffectCountArgs,
+    EffectStep,
+    EndStep,
     Errored,
     HelloData,
     Implementation,
+    InterruptStep,
     Ok,
     PhaseData,
     RaceData,
@@ -46,6 +52,7 @@ from pausepoint_conformance.protocol.wire import (
     ResumeData,
     ResumeResult,
     Skipped,
+    Step,
 )
 
 T = TypeVar("T")
@@ -62,9 +69,56 @@ pause>"`` -- what an integration puts behind a button: which saved run to load, 
 pauses to answer."""
 
 
-class Unrealisable(Exception):
-    """A script step the framework cannot realise honestly: ``start`` answers it
-    ``Skipped(reason=str(exc))``."""
+@attrs.frozen
+class Framework:
+    """What a framework documents, as the scoring rule (:func:`claims`, :func:`unrealisable`;
+    ``docs/peers.md``) reads it -- the only input the rule takes from a peer.
+
+    ``documents``: the optional groups whose feature the framework's own docs describe;
+    ``persistence``: who writes the state a paused run is saved in -- the framework (a
+    checkpointer it calls itself) or the application (it hands the state over and the
+    application's code saves it); ``tool_call_ids``: the framework always makes up the id of a
+    tool call itself, so a tool pause without one cannot occur; ``user_code_at_pause``: user
+    code can sit around the pause point (the pause is raised inside a function the user
+    writes)."""
+
+    name: str
+    documents: frozenset[Group]
+    persistence: Literal["framework", "application"]
+    tool_call_ids: bool = False
+    user_code_at_pause: bool = True
+
+
+def claims(framework: Framework, *, durable: bool) -> list[Group]:
+    """The groups a peer claims: core; each group whose feature the framework documents; and
+    durability when the measured variant keeps its saved states in a file (``durable``) --
+    in the order of :class:`Group`."""
+    wanted = {Group.CORE, *framework.documents, *([Group.DURABILITY] if durable else [])}
+    return [g for g in Group if g in wanted]
+
+
+def unrealisable(framework: Framework, step: Step, tool_names: frozenset[str]) -> str | None:
+    """Why a script step is skipped for the framework -- it makes the step impossible -- or
+    ``None`` when the adapter must realise it.  ``tool_names``: the interactions that are tool
+    calls.  The one rule for every peer (``docs/peers.md``, "The scoring rule")."""
+    who = framework.name
+    if isinstance(step, EffectStep) and step.fault is not None:
+        return (f"effect fault {step.fault.value}: {who} has no effect journal to crash inside "
+                "of; an effect a crash interrupts is simply lost or run again")
+    if not isinstance(step, InterruptStep):
+        return None
+    if framework.persistence == "application" and (
+            step.checkpoint != "turn" or step.checkpoint_write != "ok"):
+        return (f"{who} writes no checkpoint of its own: it hands the paused run's state to "
+                "the application, and saving it (or not) is the application's code")
+    if framework.tool_call_ids and step.tool_call_id is None and any(
+            n in tool_names for n in step.all_names()):
+        return (f"{who} always makes up the id of a tool call itself: a tool pause without "
+                "one cannot occur")
+    if not framework.user_code_at_pause and step.handlers is not None:
+        return (f"{who} asks in its runner before the tool function runs: no user code sits "
+                "around the pause point")
+    return None
 
 
 def no_refusal(exc: Exception) -> Refused | None:
@@ -170,6 +224,10 @@ class PeerAdapter(ABC):
     no peer's framework has the mechanism -- with the framework's reasons, which a subclass
     sets in :attr:`cancel_reason`, :attr:`clock_reason` and :attr:`reconcile_reason`."""
 
+    framework: ClassVar[Framework]
+    """What the framework documents: the scoring rule's only input (:func:`claims`,
+    :func:`unrealisable`)."""
+
     cancel_reason: ClassVar[str]
     """Why ``cancel`` is skipped: how the framework leaves a paused run."""
 
@@ -191,6 +249,26 @@ class PeerAdapter(ABC):
         """Answer the pause the token names, as the framework's user would.  ``fresh``: with
         framework objects of its own, as on another server; ``together`` is called once the
         resume has read the saved state (racers wait there for each other)."""
+
+    def _durable(self) -> bool:
+        """Whether the measured variant keeps its saved states in a file."""
+        return False
+
+    def claimed(self) -> list[Group]:
+        """The groups the handshake claims: the scoring rule's (:func:`claims`)."""
+        return claims(self.framework, durable=self._durable())
+
+    def skipped(self, script: Sequence[Step]) -> Skipped | None:
+        """``start``'s answer to a script with a step the framework makes impossible (the
+        scoring rule's :func:`unrealisable`, up to the script's end), else ``None``."""
+        tools = frozenset(i.name for i in INTERACTIONS if i.tool)
+        for step in script:
+            if isinstance(step, EndStep):
+                break
+            reason = unrealisable(self.framework, step, tools)
+            if reason is not None:
+                return Skipped(reason=reason)
+        return None
 
     def resume(self, args: ResumeArgs) -> Result[ResumeData]:
         return self._resume(args)
@@ -246,6 +324,5 @@ class StoredPeerAdapter(PeerAdapter):
         return SavedStates(os.path.join(self._dir, file_name) if self.store == "sqlite"
                            else None)
 
-    def _groups(self, claimed: Sequence[Group]) -> list[Group]:
-        """The groups the adapter claims: ``claimed``, and durability with a SQLite file."""
-        return [*claimed, *([Group.DURABILITY] if self.store == "sqlite" else [])]
+    def _durable(self) -> bool:
+        return self.store == "sqlite"

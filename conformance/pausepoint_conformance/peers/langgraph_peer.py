@@ -81,8 +81,8 @@ from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
+    Framework,
     StoredPeerAdapter,
-    Unrealisable,
     as_result,
     attempt,
     resume_in_two_steps,
@@ -112,7 +112,6 @@ from pausepoint_conformance.protocol.wire import (
     ResumeResult,
     RunReport,
     RunStatus,
-    Skipped,
     StartArgs,
     Step,
 )
@@ -123,8 +122,10 @@ ANY_OBJECT: Final = dict[str, Any]
 """The ``response_schema`` of every interrupt: the protocol's interactions take any JSON
 object as an answer."""
 
-CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.REPLAY, Group.MULTI_PAUSE,
-                                     Group.CONCURRENCY)
+FRAMEWORK: Final = Framework(
+    "LangGraph", frozenset({Group.MULTI_PAUSE, Group.CONCURRENCY}), persistence="framework")
+"""What LangGraph documents: several interrupts at once (answered by id), a checkpointer it
+writes itself, and graphs served by many workers (the Agent Server)."""
 
 
 def _merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -233,6 +234,8 @@ class LangGraphAdapter(StoredPeerAdapter):
     directory made under ``scratch`` or the system's temporary directory, emptied of its
     threads at each reset and removed by :meth:`close`)."""
 
+    framework = FRAMEWORK
+
     scratch_prefix = "pausepoint-langgraph-"
     cancel_reason = ("LangGraph cannot cancel a paused thread (a thread is never resumed, or "
                      "deleted with its checkpoints)")
@@ -319,10 +322,6 @@ class LangGraphAdapter(StoredPeerAdapter):
             if isinstance(step, EndStep):
                 break
             if isinstance(step, EffectStep):
-                if step.fault is not None:
-                    raise Unrealisable(
-                        f"effect fault {step.fault.value}: LangGraph has no effect journal to "
-                        "crash inside of; a node a crash interrupts is simply run again")
                 graph.add_node(node, self._effect_node(run_id, step.key))
                 layers.append(([node], False))
             elif isinstance(step, GateStep):
@@ -415,7 +414,7 @@ class LangGraphAdapter(StoredPeerAdapter):
         return peer_hello(
             name=f"langgraph ({saver})", distribution="langgraph",
             homepage="https://github.com/langchain-ai/langgraph",
-            groups=self._groups(CLAIMED),
+            groups=self.claimed(),
             notes=f"plain LangGraph: StateGraph, interrupt, Command(resume=...), {saver}; "
                   "token = thread id:interrupt id; no expiry")
 
@@ -433,10 +432,10 @@ class LangGraphAdapter(StoredPeerAdapter):
         return as_result(_attempt(go))
 
     def start(self, args: StartArgs) -> Result[RunReport]:
-        try:
-            run = self._define(args.run_id, args.script)
-        except Unrealisable as exc:
-            return Skipped(reason=str(exc))
+        skipped = self.skipped(args.script)
+        if skipped is not None:
+            return skipped
+        run = self._define(args.run_id, args.script)
 
         def go() -> RunReport:
             self._runs[run.run_id] = run

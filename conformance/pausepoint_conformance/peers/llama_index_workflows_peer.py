@@ -102,6 +102,7 @@ from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
+    Framework,
     SavedStates,
     StoredPeerAdapter,
     as_result,
@@ -133,7 +134,6 @@ from pausepoint_conformance.protocol.wire import (
     ResumeResult,
     RunReport,
     RunStatus,
-    Skipped,
     StartArgs,
     Step,
 )
@@ -142,8 +142,12 @@ SETTLE_TIMEOUT: Final[float] = 60.0
 """Seconds an invocation may take to become idle or end before it is reported errored (a
 restored context that never becomes idle would otherwise be waited on forever)."""
 
-CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.REPLAY, Group.MULTI_PAUSE,
-                                     Group.CONCURRENCY)
+FRAMEWORK: Final = Framework(
+    "llama-index-workflows", frozenset({Group.MULTI_PAUSE, Group.CONCURRENCY}),
+    persistence="application")
+"""What llama-index-workflows documents: several waiters at once, a context the application
+serialises (``Context.to_dict``) and saves, workflows served concurrently
+(``llama-agents-server``)."""
 
 
 # -- the events of a scripted run ------------------------------------------------------------
@@ -229,7 +233,7 @@ class _Plan:
         return f"{self.run_id}{TOKEN_SEPARATOR}{waiter_id}"
 
 
-def _plan(run_id: str, script: Sequence[Step]) -> _Plan | Skipped:
+def _plan(run_id: str, script: Sequence[Step]) -> _Plan:
     steps: list[Step] = []
     questions: dict[str, _Question] = {}
     failing: set[str] = set()
@@ -238,9 +242,6 @@ def _plan(run_id: str, script: Sequence[Step]) -> _Plan | Skipped:
         if isinstance(s, EndStep):
             break
         steps.append(s)
-        if isinstance(s, EffectStep) and s.fault is not None:
-            return Skipped(reason=f"effect fault {s.fault.value}: llama-index-workflows has no "
-                                  "effect journal to crash inside of")
         if isinstance(s, GateStep):
             verdict = _gate_verdict(s)
             if verdict.decision == Decision.ASK:
@@ -416,6 +417,7 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
     made under ``scratch`` or the system's temporary directory, emptied at each reset and
     removed by :meth:`close`)."""
 
+    framework = FRAMEWORK
     scratch_prefix = "pausepoint-llama-index-workflows-"
     cancel_reason = ("llama-index-workflows cancels a live handler (cancel_run); a paused run "
                      "is a saved context with no handler")
@@ -483,7 +485,7 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
             name=f"llama-index-workflows (contexts {where})",
             distribution="llama-index-workflows",
             homepage="https://github.com/run-llama/workflows-py",
-            groups=self._groups(CLAIMED),
+            groups=self.claimed(),
             notes="plain llama-index-workflows: wait_for_event(HumanResponseEvent subclass, "
                   "requirements), Context.to_dict / from_dict, send_event; contexts saved "
                   f"{where}; token = run id:waiter id; no expiry")
@@ -497,9 +499,10 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
         return as_result(attempt(go))
 
     def start(self, args: StartArgs) -> Result[RunReport]:
+        skipped = self.skipped(args.script)
+        if skipped is not None:
+            return skipped
         plan = _plan(args.run_id, args.script)
-        if isinstance(plan, Skipped):
-            return plan
 
         def go() -> RunReport:
             self._plans[plan.run_id] = plan

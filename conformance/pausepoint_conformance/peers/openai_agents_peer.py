@@ -119,8 +119,8 @@ from pausepoint_conformance.adapters.reference import INTERACTIONS
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
+    Framework,
     StoredPeerAdapter,
-    Unrealisable,
     as_result,
     attempt,
     resume_in_two_steps,
@@ -148,7 +148,6 @@ from pausepoint_conformance.protocol.wire import (
     ResumeResult,
     RunReport,
     RunStatus,
-    Skipped,
     StartArgs,
     Step,
 )
@@ -165,7 +164,12 @@ DENIED: Final[str] = "denied"
 GATE_QUESTION: Final[str] = "approve"
 """The interaction a gate asks when it needs a person."""
 
-CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.MULTI_PAUSE, Group.CONCURRENCY)
+FRAMEWORK: Final = Framework(
+    "the OpenAI Agents SDK", frozenset({Group.MULTI_PAUSE, Group.CONCURRENCY}),
+    persistence="application", user_code_at_pause=False)
+"""What the OpenAI Agents SDK documents: several approvals at once, a ``RunState`` the
+application serialises (``to_json``) and saves, runs served concurrently; it asks for approval
+in its runner, before the tool function runs."""
 
 
 # -- the model: a script played one turn at a time ---------------------------------------------
@@ -295,6 +299,8 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
     made under ``scratch`` or the system's temporary directory, emptied at each reset and
     removed by :meth:`close`)."""
 
+    framework = FRAMEWORK
+
     scratch_prefix = "pausepoint-openai-agents-"
     cancel_reason = ("the OpenAI Agents SDK cannot cancel a paused run (its saved state is "
                      "simply never resumed, or deleted)")
@@ -324,10 +330,6 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
             if isinstance(step, EndStep):
                 break
             if isinstance(step, EffectStep):
-                if step.fault is not None:
-                    raise Unrealisable(
-                        f"effect fault {step.fault.value}: the SDK has no effect journal to "
-                        "crash inside of")
                 turns.append((_Call("effect", json.dumps({"key": step.key})),))
             elif isinstance(step, GateStep):
                 name = f"gate_{i}"
@@ -336,14 +338,6 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
                 turns.append((_Call(name, json.dumps({"amount": step.amount})),))
             else:
                 assert isinstance(step, InterruptStep)
-                if step.checkpoint != "turn" or step.checkpoint_write != "ok":
-                    raise Unrealisable(
-                        "the SDK writes no checkpoint of its own: every interruption comes with "
-                        "its RunState in memory, and saving it is the application's code")
-                if step.handlers is not None:
-                    raise Unrealisable(
-                        "the SDK asks for approval in its runner before the tool function "
-                        "runs: no user code sits around the pause point")
                 args = json.dumps(step.payload)
                 turns.append(tuple(
                     _Call(name, args, step.tool_call_id if step.tool_call_id is not None
@@ -436,7 +430,7 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
         return peer_hello(
             name=f"openai-agents (RunState JSON {saved})", distribution="openai-agents",
             homepage="https://github.com/openai/openai-agents-python",
-            groups=self._groups(CLAIMED),
+            groups=self.claimed(),
             notes=f"plain OpenAI Agents SDK: function tools with needs_approval, "
                   f"RunState.to_json/from_json saved {saved}, approve/reject, "
                   "Runner.run(agent, state); offline scripted model; token = run id:call id; "
@@ -451,10 +445,10 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
         return as_result(attempt(go))
 
     def start(self, args: StartArgs) -> Result[RunReport]:
-        try:
-            run = self._define(args.run_id, args.script)
-        except Unrealisable as exc:
-            return Skipped(reason=str(exc))
+        skipped = self.skipped(args.script)
+        if skipped is not None:
+            return skipped
+        run = self._define(args.run_id, args.script)
 
         def go() -> RunReport:
             self._runs[run.run_id] = run

@@ -113,8 +113,8 @@ from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
+    Framework,
     PeerAdapter,
-    Unrealisable,
     as_result,
     attempt,
     resume_in_two_steps,
@@ -151,7 +151,12 @@ from pausepoint_conformance.protocol.wire import (
 
 T = TypeVar("T")
 
-CLAIMED: Final[tuple[Group, ...]] = (Group.CORE, Group.MULTI_PAUSE, Group.CONCURRENCY)
+FRAMEWORK: Final = Framework(
+    "Pydantic AI", frozenset({Group.MULTI_PAUSE, Group.CONCURRENCY}),
+    persistence="application", tool_call_ids=True)
+"""What Pydantic AI documents: several deferred tool calls at once, a message history the
+application keeps (or a conversation store it picks), agents run concurrently; every tool call
+has an id, made up by Pydantic AI when the model gives none."""
 
 Interaction = Literal["approve", "ask", "confirm", "choose", "pay", "restricted"]
 """The questions the agent's ``ask`` tool may ask: the interactions the protocol registers."""
@@ -276,6 +281,8 @@ class PydanticAIAdapter(PeerAdapter):
     """The protocol's scripted runs as Pydantic AI agents played by a scripted
     ``FunctionModel``, their conversations in a shared ``InMemoryConversationStore``."""
 
+    framework = FRAMEWORK
+
     cancel_reason = ("Pydantic AI cannot cancel a paused conversation (AgentRun.cancel stops a "
                      "running run; a conversation is never resumed, or deleted)")
     clock_reason = "Pydantic AI deferred tool calls have no clock: they never expire"
@@ -368,11 +375,6 @@ class PydanticAIAdapter(PeerAdapter):
         for step in args.script:
             if isinstance(step, EndStep):
                 break
-            if isinstance(step, EffectStep) and step.fault is not None:
-                raise Unrealisable(
-                    f"effect fault {step.fault.value}: Pydantic AI has no effect journal to "
-                    "crash inside of; a tool call a crash interrupts is simply lost or run "
-                    "again")
             if isinstance(step, InterruptStep):
                 saved = saved and step.checkpoint != "none"
         return _Run(run_id=args.run_id, scope=args.scope, script=tuple(args.script),
@@ -422,7 +424,7 @@ class PydanticAIAdapter(PeerAdapter):
     def hello(self, args: HelloArgs) -> Result[HelloData]:
         return peer_hello(
             name="pydantic-ai (InMemoryConversationStore)", distribution="pydantic-ai-slim",
-            homepage="https://github.com/pydantic/pydantic-ai", groups=CLAIMED,
+            homepage="https://github.com/pydantic/pydantic-ai", groups=self.claimed(),
             notes="plain Pydantic AI: deferred tools (CallDeferred, ApprovalRequired), "
                   "DeferredToolResults, a FunctionModel playing the script, "
                   "InMemoryConversationStore; token = conversation id:tool call id; no expiry")
@@ -435,10 +437,10 @@ class PydanticAIAdapter(PeerAdapter):
         return Ok(data=Empty())
 
     def start(self, args: StartArgs) -> Result[RunReport]:
-        try:
-            run = self._define(args)
-        except Unrealisable as exc:
-            return Skipped(reason=str(exc))
+        skipped = self.skipped(args.script)
+        if skipped is not None:
+            return skipped
+        run = self._define(args)
         self._runs[run.run_id] = run
         return as_result(_attempt(_sync(self._invoke(run, user_prompt=PROMPT,
                                                       conversation_id=run.run_id))))
