@@ -145,7 +145,8 @@ def as_result(value: T | Refused | Errored) -> Result[T]:
     return Ok(data=value)
 
 
-def resume_in_two_steps(resolve: Callable[[], R | Refused], answer: Callable[[R], ResumeData],
+def resume_in_two_steps(resolve: Callable[[], R | Refused],
+                        answer: Callable[[R], ResumeData | Refused],
                         together: Callable[[], None] | None, *,
                         resolve_refusal: Callable[[Exception], Refused | None] = no_refusal,
                         answer_refusal: Callable[[Exception], Refused | None] = no_refusal,

@@ -42,10 +42,11 @@ expire.  It is resumable: the state is saved as soon as the run stops.
 
 **A resume** loads the state saved for the run the token names (``RunState.from_json``), finds
 the pending approval with the token's call id among ``state.get_interruptions()`` -- there is
-nothing else an integration can hand to ``approve`` -- approves it when the response says
-``{"approved": true}`` and rejects it otherwise (the SDK's answer is approve or reject; the
-rest of the response has nowhere to go), continues with ``Runner.run(agent, state)`` and saves
-the new state over the old.  Session, scope, responder and run id are not looked at: the SDK has
+nothing else an integration can hand to ``approve`` -- approves or rejects it as the response's
+``approved`` says -- the response must be ``{"approved": bool}``, read by pydantic as Pydantic AI
+reads its own approvals, else it is refused ``response_invalid`` (the SDK's answer is approve or
+reject; the rest of the response has nowhere to go), continues with ``Runner.run(agent,
+state)`` and saves the new state over the old.  Session, scope, responder and run id are not looked at: the SDK has
 no such binding.  The SDK refuses a call of a tool the agent does not have (``ModelBehaviorError``
 "Tool ... not found in agent", refused ``interaction_unregistered``) and a tool call without a
 call id (refused ``tool_call_id_missing``); a token naming no saved run, or a call not pending in
@@ -80,7 +81,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 import attrs
 from agents import (
@@ -111,6 +112,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 from openai.types.responses.response_prompt_param import ResponsePromptParam
+from pydantic import TypeAdapter, ValidationError
 
 from pausepoint.core.clauses import ErrorCode, Group
 from pausepoint.core.gate import Decision, ThresholdGate
@@ -277,9 +279,24 @@ def _refusal(exc: Exception) -> Refused | None:
     return None
 
 
-def _approved(response: Any) -> bool:
-    """The person's decision: approve on an explicit ``{"approved": true}``, reject otherwise."""
-    return isinstance(response, dict) and response.get("approved") is True
+class _Decision(TypedDict):
+    """The answer to an approval: the SDK's answer is approve or reject, nothing else."""
+
+    approved: bool
+
+
+_DECISION: Final = TypeAdapter(_Decision)
+
+
+def _approved(response: Any) -> bool | Refused:
+    """The person's decision, ``{"approved": bool}`` (pydantic's reading of a bool, as Pydantic
+    AI reads its own approvals); any other answer is refused ``response_invalid``."""
+    try:
+        return _DECISION.validate_python(response)["approved"]
+    except ValidationError as exc:
+        return Refused(code=ErrorCode.RESPONSE_INVALID.value,
+                       message=f"an approval is {{approved: bool}}: {exc.errors()[0]['msg']}",
+                       clause="resume.response.schema")
 
 
 def _payload(arguments: Any) -> Any:
@@ -476,9 +493,12 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
                                    f"{call_id!r}")
         return _Resolved(run=run, agent=agent, state=state, item=item, call_id=call_id)
 
-    def _answer(self, r: _Resolved, response: Any) -> ResumeData:
+    def _answer(self, r: _Resolved, response: Any) -> ResumeData | Refused:
         """Approve or reject, continue the run, save its new state."""
-        if _approved(response):
+        approved = _approved(response)
+        if isinstance(approved, Refused):
+            return approved
+        if approved:
             r.state.approve(r.item)
         else:
             r.state.reject(r.item)
