@@ -12,19 +12,35 @@ import attrs
 
 
 @attrs.frozen
+class Reproduction:
+    """A plain-framework reproduction on a peer's page (an executed code block under the
+    heading whose anchor is ``anchor``) showing the failure of the clauses ``clauses``."""
+
+    anchor: str
+    clauses: frozenset[str]
+
+
+@attrs.frozen
 class Peer:
     """A framework measured by the suite: ``factory`` is the ``MODULE:CALLABLE`` spelling of
     ``pausepoint conform --adapter`` for the variant the matrix publishes, ``doc`` the page (from
-    the repository root) whose generated block holds that matrix."""
+    the repository root) whose generated block holds that matrix.  ``alternative``: another
+    form the framework documents, ``(what it is, its factory)``, measured too, its page showing
+    the clauses whose verdicts it changes; ``reproductions``: the page's reproductions, which
+    the matrix names in each failing row."""
 
     name: str
     factory: str
     doc: str
+    alternative: tuple[str, str] | None = None
+    reproductions: tuple[Reproduction, ...] = ()
 
 
 PEERS: tuple[Peer, ...] = (
     Peer("LangGraph", "pausepoint_conformance.peers.langgraph_peer:make_sqlite",
-         "docs/peers/langgraph.md"),
+         "docs/peers/langgraph.md",
+         alternative=("the bare-value resume, `Command(resume=answer)`",
+                      "pausepoint_conformance.peers.langgraph_peer:make_sqlite_bare")),
     Peer("Pydantic AI", "pausepoint_conformance.peers.pydantic_ai_peer:make",
          "docs/peers/pydantic_ai.md"),
     Peer("OpenAI Agents SDK", "pausepoint_conformance.peers.openai_agents_peer:make_sqlite",

@@ -28,14 +28,16 @@ when the graph has a checkpointer, and ``expires_at`` is :data:`~.base.NO_EXPIRY
 constant: LangGraph interrupts never expire.
 
 **A resume** reads the state of the thread the token names and answers it with
-``Command(resume=response)`` -- or ``Command(resume={interrupt_id: response})`` when several
-interrupts are pending -- from the checkpoint it read.  Session, scope, responder and run id are
-not looked at: LangGraph has no such binding.  LangGraph refuses only an answer its
-``response_schema`` rejects (refused ``response_invalid``); an unknown thread is refused
-``pause_unknown``; anything else it raises is reported errored.  A resume is ``replayed`` when
-LangGraph ran no node to its end (a finished thread returns its final state and runs
-nothing).  ``pause_state`` is read from the checkpoints: ``resumable`` while the interrupt is
-pending, ``consumed`` once a checkpoint no longer has it.
+``Command(resume={interrupt_id: response})`` -- the id-keyed form LangGraph's docs recommend,
+the interrupt id coming from the token -- from the checkpoint it read. ``resume_form="bare"``
+(``make_sqlite_bare``) answers with ``Command(resume=response)`` while one interrupt is
+pending, the other documented form; the page shows where its verdicts differ. Session, scope,
+responder and run id are not looked at: LangGraph has no such binding. LangGraph refuses only
+an answer its ``response_schema`` rejects (refused ``response_invalid``); an unknown thread is
+refused ``pause_unknown``; anything else it raises is reported errored. A resume is
+``replayed`` when LangGraph ran no node to its end (a finished thread returns its final state
+and runs nothing). ``pause_state`` is read from the checkpoints: ``resumable`` while the
+interrupt is pending, ``consumed`` once a checkpoint no longer has it.
 
 **Claimed groups** -- only those LangGraph has a mechanism for:
 
@@ -62,7 +64,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Final, Protocol, TypedDict, TypeVar
+from typing import Annotated, Any, Final, Literal, Protocol, TypedDict, TypeVar
 
 import attrs
 from langchain_core.runnables import RunnableConfig
@@ -242,8 +244,10 @@ class LangGraphAdapter(StoredPeerAdapter):
     clock_reason = "LangGraph interrupts have no clock: they never expire"
     reconcile_reason = "LangGraph has no effect journal, so no outcome is ever unknown to it"
 
-    def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
+    def __init__(self, store: str = "memory", *, scratch: str | None = None,
+                 resume_form: Literal["id", "bare"] = "id") -> None:
         super().__init__(store, scratch=scratch)
+        self.resume_form = resume_form
         self._path = os.path.join(self._dir, "threads.sqlite")
         self._conn: sqlite3.Connection | None = None
         self._failing: set[tuple[str, str]] = set()
@@ -454,8 +458,9 @@ class LangGraphAdapter(StoredPeerAdapter):
         app = self._app(run, fresh)
         snap = app.get_state(run.config)
         pending = tuple((t.name, i.id) for t in snap.tasks for i in t.interrupts)
-        command: Command[Any] = Command(resume={interrupt_id: args.response}
-                                        if len(pending) > 1 else args.response)
+        keyed = self.resume_form == "id" or len(pending) > 1
+        command: Command[Any] = Command(resume={interrupt_id: args.response} if keyed
+                                        else args.response)
         return _Resolved(run=run, app=app, interrupt_id=interrupt_id, snapshot=snap,
                          command=command, pending=pending)
 
@@ -524,3 +529,9 @@ def make() -> LangGraphAdapter:
 def make_sqlite() -> LangGraphAdapter:
     """LangGraph with a ``SqliteSaver`` (claims durability)."""
     return LangGraphAdapter("sqlite")
+
+
+def make_sqlite_bare() -> LangGraphAdapter:
+    """:func:`make_sqlite` resuming with the bare value, ``Command(resume=response)``, while
+    one interrupt is pending (the other form LangGraph documents)."""
+    return LangGraphAdapter("sqlite", resume_form="bare")

@@ -27,7 +27,7 @@ from pausepoint.core.clauses import CLAUSES
 from pausepoint_conformance.adapters.loader import load_factory
 from pausepoint_conformance.peers import PEERS, Peer
 from pausepoint_conformance.suite.report import LABEL
-from pausepoint_conformance.suite.runner import Plan, SuiteResult, run_suite
+from pausepoint_conformance.suite.runner import Plan, SuiteResult, Verdict, run_suite
 from pausepoint_conformance.vectors.generator import generate
 from pausepoint_conformance.vectors.replay import LoadedCase
 
@@ -48,15 +48,31 @@ def default_vectors() -> tuple[LoadedCase, ...]:
 
 
 @functools.cache
-def measure(peer: Peer) -> SuiteResult:
-    """Every check and every default vector against the peer's adapter (measured once per
-    process)."""
-    adapter = load_factory(peer.factory)()
+def measure_factory(factory: str) -> SuiteResult:
+    """Every check and every default vector against the adapter ``factory`` makes (measured
+    once per process)."""
+    adapter = load_factory(factory)()
     try:
-        return run_suite(adapter, adapter_name=peer.factory,
-                         plan=Plan(vectors=default_vectors()))
+        return run_suite(adapter, adapter_name=factory, plan=Plan(vectors=default_vectors()))
     finally:
         adapter.close()
+
+
+def measure(peer: Peer) -> SuiteResult:
+    """The published variant of the peer, measured."""
+    return measure_factory(peer.factory)
+
+
+FAILING: Final[frozenset[str]] = frozenset({Verdict.FAILED, Verdict.ERRORED})
+"""The verdicts a row must back with a reproduction."""
+
+NO_REPRODUCTION: Final[str] = "no plain-framework reproduction on the page yet"
+
+
+def reproduction(peer: Peer, clause_id: str) -> str:
+    """The link to the page's reproduction of a failing clause, or :data:`NO_REPRODUCTION`."""
+    found = [r.anchor for r in peer.reproductions if clause_id in r.clauses]
+    return f"[reproduction](#{found[0]})" if found else NO_REPRODUCTION
 
 
 def _cell(text: str) -> str:
@@ -70,18 +86,33 @@ def tally(result: SuiteResult) -> str:
     return ", ".join(f"{counts[k]} {label}" for k, label in LABEL.items() if k in counts)
 
 
-def table(result: SuiteResult) -> str:
+def table(result: SuiteResult, peer: Peer | None = None) -> str:
     """One peer's matrix as markdown: what was measured, the verdict counts, a row per
-    clause."""
+    clause; a failing row of ``peer`` names the page's reproduction of its failure."""
     impl = result.header.get("implementation") or {}
     lines = [(f"Measured: {impl.get('name', result.header['adapter'])} "
               f"{impl.get('version', '')}, claiming "
               f"{', '.join(result.header.get('claimed', []))}.  "
               f"{len(result.clauses)} clauses: {tally(result)}."), "",
              "| clause | group | verdict | why |", "|---|---|---|---|"]
-    lines += [f"| `{v.id}` | {v.group} | {LABEL.get(v.verdict, v.verdict)} | {_cell(v.why)} |"
-              for v in result.clauses]
+    for v in result.clauses:
+        why = _cell(v.why)
+        if peer is not None and v.verdict in FAILING:
+            why = f"{why} -- {reproduction(peer, v.id)}"
+        lines.append(f"| `{v.id}` | {v.group} | {LABEL.get(v.verdict, v.verdict)} | {why} |")
     return "\n".join(lines)
+
+
+def differences(published: SuiteResult, other: SuiteResult, what: str) -> str:
+    """The clauses whose verdicts ``other`` (the documented alternative ``what``) changes."""
+    theirs = {v.id: v for v in other.clauses}
+    rows = [f"| `{v.id}` | {LABEL.get(v.verdict, v.verdict)} | "
+            f"{LABEL.get(theirs[v.id].verdict, theirs[v.id].verdict)} | "
+            f"{_cell(theirs[v.id].why)} |"
+            for v in published.clauses if theirs[v.id].verdict != v.verdict]
+    return "\n".join([f"With {what}: {tally(other)}.", "",
+                       "| clause | published | with it | why, with it |", "|---|---|---|---|",
+                       *rows])
 
 
 def overview(results: dict[Peer, SuiteResult]) -> str:
@@ -114,7 +145,11 @@ def pages(root: Path = Path(".")) -> dict[Path, str]:
     out: dict[Path, str] = {}
     for peer, result in results.items():
         path = root / peer.doc
-        out[path] = splice(path.read_text(encoding="utf-8"), table(result))
+        text = table(result, peer)
+        if peer.alternative is not None:
+            what, factory = peer.alternative
+            text += "\n\n" + differences(result, measure_factory(factory), what)
+        out[path] = splice(path.read_text(encoding="utf-8"), text)
     path = root / OVERVIEW
     out[path] = splice(path.read_text(encoding="utf-8"), overview(results))
     return out

@@ -81,7 +81,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Final, TypedDict
+from typing import Any, Final
 
 import attrs
 from agents import (
@@ -279,20 +279,15 @@ def _refusal(exc: Exception) -> Refused | None:
     return None
 
 
-class _Decision(TypedDict):
-    """The answer to an approval: the SDK's answer is approve or reject, nothing else."""
-
-    approved: bool
-
-
-_DECISION: Final = TypeAdapter(_Decision)
+_DECISION: Final = TypeAdapter(bool)
 
 
 def _approved(response: Any) -> bool | Refused:
     """The person's decision, ``{"approved": bool}`` (pydantic's reading of a bool, as Pydantic
     AI reads its own approvals); any other answer is refused ``response_invalid``."""
+    decision = response.get("approved", response) if isinstance(response, dict) else response
     try:
-        return _DECISION.validate_python(response)["approved"]
+        return _DECISION.validate_python(decision)
     except ValidationError as exc:
         return Refused(code=ErrorCode.RESPONSE_INVALID.value,
                        message=f"an approval is {{approved: bool}}: {exc.errors()[0]['msg']}",
