@@ -40,20 +40,20 @@ interaction (``approve`` for a gate), its payload the call's arguments, and its 
 the saved state).  ``expires_at`` is :data:`~.base.NO_EXPIRY`, a constant: approvals never
 expire.  It is resumable: the state is saved as soon as the run stops.
 
-**A resume** loads the state saved for the run the token names (``RunState.from_json``), finds the
-pending approval with the token's call id among ``state.get_interruptions()`` -- there is nothing
-else an integration can hand to ``approve`` -- approves or rejects it as the response's ``approved``
-says -- the response must be ``{"approved": bool}``, read by pydantic as Pydantic AI reads its own
-approvals, else it is refused ``response_invalid`` (the SDK's answer is approve or reject; the rest
-of the response has nowhere to go), continues with ``Runner.run(agent, state)`` and saves the new
-state over the old. Session, scope, responder and run id are not looked at: the SDK has no such
-binding. The SDK refuses a call of a tool the agent does not have (``ModelBehaviorError`` "Tool ...
-not found in agent", refused ``interaction_unregistered``) and a tool call without a call id
-(refused ``tool_call_id_missing``); a token naming no saved run, or a call not pending in the saved
-state, is refused ``pause_unknown``; anything else is reported errored. A resume is never a replay:
-every accepted one runs the approved tool or hands the rejection to the model. ``pause_state`` reads
-the saved state: ``resumable`` while the approval is pending, ``consumed`` once the state holds the
-call's output.
+**A resume** loads the state saved for the run the token names (``RunState.from_json``), finds
+the pending approval with the token's call id among ``state.get_interruptions()`` -- there is
+nothing else an integration can hand to ``approve`` -- approves or rejects it as the response's
+``approved`` says -- the response must be ``{"approved": bool}``, else it is refused
+``response_invalid`` (the SDK's answer is approve or reject; the rest of the response has
+nowhere to go), continues with ``Runner.run(agent, state)`` and saves the new state over the
+old. Session, scope, responder and run id are not looked at: the SDK has no such binding. The
+SDK refuses a call of a tool the agent does not have (``ModelBehaviorError`` "Tool ... not
+found in agent", refused ``interaction_unregistered``) and a tool call without a call id
+(refused ``tool_call_id_missing``); a token naming no saved run, or a call not pending in the
+saved state, is refused ``pause_unknown``; anything else is reported errored. A resume is never
+a replay: every accepted one runs the approved tool or hands the rejection to the model.
+``pause_state`` reads the saved state: ``resumable`` while the approval is pending,
+``consumed`` once the state holds the call's output.
 
 **Claimed groups** -- only those the SDK has a mechanism for:
 
@@ -112,7 +112,6 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 from openai.types.responses.response_prompt_param import ResponsePromptParam
-from pydantic import TypeAdapter, ValidationError
 
 from pausepoint.core.clauses import ErrorCode, Group
 from pausepoint.core.gate import Decision, ThresholdGate
@@ -279,19 +278,14 @@ def _refusal(exc: Exception) -> Refused | None:
     return None
 
 
-_DECISION: Final = TypeAdapter(bool)
-
-
 def _approved(response: Any) -> bool | Refused:
-    """The person's decision, ``{"approved": bool}`` (pydantic's reading of a bool, as Pydantic
-    AI reads its own approvals); any other answer is refused ``response_invalid``."""
-    decision = response.get("approved", response) if isinstance(response, dict) else response
-    try:
-        return _DECISION.validate_python(decision)
-    except ValidationError as exc:
-        return Refused(code=ErrorCode.RESPONSE_INVALID.value,
-                       message=f"an approval is {{approved: bool}}: {exc.errors()[0]['msg']}",
-                       clause="resume.response.schema")
+    """The person's decision: the response must be ``{"approved": bool}`` (the SDK's answer is
+    approve or reject, nothing else); any other answer is refused ``response_invalid``."""
+    if isinstance(response, dict) and isinstance(response.get("approved"), bool):
+        return bool(response["approved"])
+    return Refused(code=ErrorCode.RESPONSE_INVALID.value,
+                   message=f"an approval is {{approved: bool}}, not {response!r:.60}",
+                   clause="resume.response.schema")
 
 
 def _payload(arguments: Any) -> Any:
