@@ -8,6 +8,8 @@ their matrices into the docs.
 
 from __future__ import annotations
 
+from typing import Final
+
 import attrs
 
 
@@ -36,16 +38,37 @@ class Peer:
     reproductions: tuple[Reproduction, ...] = ()
 
 
+RACE: Final[frozenset[str]] = frozenset({
+    "resume.consume.single-winner", "resume.consume.at-most-once", "effect.at-most-once"})
+"""The clauses two resume servers answering one pause together fail."""
+
 PEERS: tuple[Peer, ...] = (
     Peer("LangGraph", "pausepoint_conformance.peers.langgraph_peer:make_sqlite",
          "docs/peers/langgraph.md",
          alternative=("the bare-value resume, `Command(resume=answer)`",
-                      "pausepoint_conformance.peers.langgraph_peer:make_sqlite_bare")),
+                      "pausepoint_conformance.peers.langgraph_peer:make_sqlite_bare"),
+         reproductions=(
+             Reproduction("a-stale-id-answers-the-next-question-of-its-node",
+                          frozenset({"resume.consume.at-most-once"})),
+             Reproduction("two-workers-both-continue-the-run",
+                          RACE - {"resume.consume.at-most-once"}),
+             Reproduction("nothing-refuses-a-pause-and-the-pause-signal-is-an-exception",
+                          frozenset({"pause.interaction.registered", "pause.payload.schema",
+                                     "pause.tool-call.bound", "pause.checkpoint.bound",
+                                     "pause.refusal.order", "pause.signal.base-exception"})),
+         )),
     Peer("Pydantic AI", "pausepoint_conformance.peers.pydantic_ai_peer:make",
-         "docs/peers/pydantic_ai.md"),
+         "docs/peers/pydantic_ai.md",
+         reproductions=(
+             Reproduction("two-resume-servers-both-continue-the-run", RACE),
+             Reproduction("the-pause-signal-is-an-exception",
+                          frozenset({"pause.signal.base-exception"})),
+         )),
     Peer("OpenAI Agents SDK", "pausepoint_conformance.peers.openai_agents_peer:make_sqlite",
-         "docs/peers/openai_agents.md"),
+         "docs/peers/openai_agents.md",
+         reproductions=(Reproduction("two-servers-both-run-the-approved-tool", RACE),)),
     Peer("llama-index-workflows",
          "pausepoint_conformance.peers.llama_index_workflows_peer:make_sqlite",
-         "docs/peers/llama_index_workflows.md"),
+         "docs/peers/llama_index_workflows.md",
+         reproductions=(Reproduction("two-resume-servers-both-continue-the-run", RACE),)),
 )
