@@ -53,3 +53,20 @@ def test_importing_the_suite_does_not_need_a_peer_framework() -> None:
             "assert not any(m.split('.')[0] in ('langgraph', 'langchain_core', 'pydantic_ai', "
             "'agents', 'workflows') for m in sys.modules), 'a peer framework was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor, as GitHub and the docs site make it."""
+    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -")
+    return kept.strip().replace(" ", "-")
+
+
+def test_every_named_reproduction_is_a_heading_with_executed_code() -> None:
+    for peer in PEERS:
+        text = (ROOT / peer.doc).read_text(encoding="utf-8")
+        sections = {_slug(part.split("\n", 1)[0]): part
+                    for part in text.split("\n### ")[1:]}
+        for r in peer.reproductions:
+            assert r.anchor in sections, (peer.name, r.anchor)
+            body = sections[r.anchor].split("\n## ")[0]
+            assert "```python" in body, (peer.name, r.anchor)

@@ -39,11 +39,9 @@ refused ``pause_unknown``; anything else it raises is reported errored. A resume
 and runs nothing). ``pause_state`` is read from the checkpoints: ``resumable`` while the
 interrupt is pending, ``consumed`` once a checkpoint no longer has it.
 
-**Claimed groups** -- only those LangGraph has a mechanism for:
+**Claimed groups** -- the scoring rule's (:func:`~.base.claims` of :data:`FRAMEWORK`):
 
 * ``core``;
-* ``replay``: a resume of a finished thread returns its final state without running anything,
-  and users expect a repeated click to be recognised rather than answer anew;
 * ``multi-pause``: parallel branches interrupting at once, answered by interrupt id;
 * ``concurrency``: many app instances share one checkpointer -- how LangGraph servers scale --
   so ``race_resume`` gives every request an app instance of its own on the shared
@@ -52,12 +50,12 @@ interrupt is pending, ``consumed`` once a checkpoint no longer has it.
   finds every thread where it stopped and continues, with ``invoke(None)``, a thread that
   stopped between nodes.
 
-Not claimed: ``tokens`` (thread and interrupt ids are plain identifiers, nothing is signed),
-``expiry`` (no clock), ``lineage`` (nothing binds a resume to a run or session), ``cancel``
-(the library cannot cancel a paused thread), ``unknown-outcome`` (no effect journal).
-``cancel``, ``advance_clock`` and ``reconcile`` answer skipped; the optional operations
-(``status``, ``rotate_key``, ``retire_key``, ``wiring``) are not offered.
-"""
+Not claimed: ``replay`` (nothing recognises a repeated answer), ``tokens`` (thread and
+interrupt ids are plain identifiers, nothing is signed), ``expiry`` (no clock), ``lineage``
+(nothing binds a resume to a run or session), ``cancel`` (the library cannot cancel a paused
+thread), ``unknown-outcome`` (no effect journal). ``cancel``, ``advance_clock`` and
+``reconcile`` answer skipped; the optional operations (``status``, ``rotate_key``,
+``retire_key``, ``wiring``) are not offered. """
 
 from __future__ import annotations
 

@@ -55,11 +55,9 @@ and run id are not looked at: the library has no such binding.  Nothing is ever 
 ``pause_state`` reads the saved context: ``resumable`` while the waiter is there, ``consumed``
 once the workflow's state has the answer.
 
-**Claimed groups** -- only those the library has a mechanism for:
+**Claimed groups** -- the scoring rule's (:func:`~.base.claims` of :data:`FRAMEWORK`):
 
 * ``core``;
-* ``replay``: waiter ``requirements`` tie an answer to its question, and the library reports an
-  answer nothing waits for (``UnhandledEvent``), so a repeated click is told apart;
 * ``multi-pause``: several waiters at once, each answered by its id;
 * ``concurrency``: the saved context is a JSON value any process can restore -- how a
   deployment of stateless workers scales -- so ``race_resume`` gives every request a workflow
@@ -67,13 +65,13 @@ once the workflow's state has the answer.
 * ``durability`` (``make_sqlite`` only): new workflow instances restore every saved context
   from the file after a restart.
 
-Not claimed: ``tokens`` (waiter ids are plain identifiers, nothing is signed), ``expiry`` (no
-deadline survives a save), ``lineage`` (nothing binds an answer to a run or session),
-``cancel`` (``cancel_run()`` stops a live handler; a paused run is a saved context with no
-handler, nothing records a cancellation, and runs have no parents), ``unknown-outcome`` (no
-effect journal).  ``cancel``, ``advance_clock`` and ``reconcile`` answer skipped; the optional
-operations (``status``, ``rotate_key``, ``retire_key``, ``wiring``) are not offered.
-"""
+Not claimed: ``replay`` (a repeated answer is refused, not recognised), ``tokens`` (waiter ids
+are plain identifiers, nothing is signed), ``expiry`` (no deadline survives a save),
+``lineage`` (nothing binds an answer to a run or session), ``cancel`` (``cancel_run()`` stops a
+live handler; a paused run is a saved context with no handler, nothing records a cancellation,
+and runs have no parents), ``unknown-outcome`` (no effect journal). ``cancel``,
+``advance_clock`` and ``reconcile`` answer skipped; the optional operations (``status``,
+``rotate_key``, ``retire_key``, ``wiring``) are not offered. """
 
 from __future__ import annotations
 
