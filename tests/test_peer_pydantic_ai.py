@@ -5,9 +5,9 @@ as FAILED verdicts on their clauses.
 
 The failures measured by hand: (1) racing resumes of one saved conversation all run the
 continuation; the store's revision check refuses all but one save afterwards; (2) the pause
-signal, ``CallDeferred``, is an ``Exception``, so user code's catch-all swallows it; (3) a
-failed save leaves the answered question pending in the store, so answering it again runs its
-continuation again.
+signal, ``CallDeferred``, is an ``Exception``, so user code's catch-all swallows it.  A failed
+save, a pause with no saved state and a tool pause without an id are skipped by the scoring rule
+(``docs/peers.md``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from pausepoint_conformance.peers.pydantic_ai_peer import PydanticAIAdapter, mak
 from pausepoint_conformance.protocol.wire import Handlers, Ok, RaceResumeArgs, Refused, StartArgs
 from pausepoint_conformance.suite.framework import ask, effect, end
 from pausepoint_conformance.suite.runner import SuiteResult, Verdict
-from peer_checks import answer, count, having, measured, phase, started
+from peer_checks import answer, count, having, measured, started, why
 
 FAILED = {
-    "resume.consume.at-most-once", "pause.signal.base-exception", "pause.checkpoint.bound",
-    "pause.tool-call.bound", "pause.refusal.order", "pause.published",
-    "turn.write-failed.stays-paused", "run.paused.never-error", "resume.refusal.order",
+    "resume.consume.at-most-once", "pause.signal.base-exception", "run.lifecycle.table",
+    "resume.refusal.order",
     "resume.authority", "resume.response.schema", "input.bounded",
     "effect.at-most-once",
     "resume.response.strict",  # "false" for approve's bool is taken (issue 9)
@@ -36,7 +35,7 @@ FAILED = {
 PASSED = {"resume.continuation.recorded-turn", "lifecycle.transition.table",
           "lifecycle.terminal.absorbing", "run.events.single-terminal", "gate.separate",
           "multi.independent", "pause.interaction.registered", "pause.payload.schema",
-          "pause.refusal.before-mint", "turn.resumable.earned"}
+          "pause.refusal.before-mint", "turn.resumable.earned", "pause.published"}
 """Clauses Pydantic AI keeps: the adapter really runs agents, pauses and continues them."""
 
 published = measured("Pydantic AI")
@@ -96,14 +95,11 @@ def test_user_code_swallows_the_pause_signal(adapter: PydanticAIAdapter) -> None
     assert [count(adapter, "r1", k) for k in ("caught", "cleanup", "b")] == [1, 1, 1]
 
 
-def test_a_failed_save_leaves_the_answered_question_pending(adapter: PydanticAIAdapter) -> None:
-    (p,) = started(adapter, "r1", ask("approve"), effect("b"),
-                   ask("confirm", checkpoint_write="fail"), effect("c")).pauses
-    for n in (1, 2):
-        res = adapter.resume(answer(p))
-        assert isinstance(res, Ok) and res.data.run.status == "error" and not res.data.run.pauses
-        assert phase(adapter, p.interrupt_id) == "resumable"
-        assert count(adapter, "r1", "b") == n  # the continuation runs again for every answer
+def test_the_scoring_rule_skips_what_is_the_applications_or_impossible(
+        published: SuiteResult) -> None:
+    assert having(published, Verdict.SKIPPED) >= {
+        "pause.checkpoint.bound", "turn.write-failed.stays-paused", "pause.tool-call.bound"}
+    assert "always makes up the id of a tool call" in why(published, "pause.tool-call.bound")
 
 
 def test_pydantic_ai_refuses_an_unregistered_question(adapter: PydanticAIAdapter) -> None:
