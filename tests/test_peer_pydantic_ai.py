@@ -29,13 +29,14 @@ FAILED = {
     "resume.authority", "resume.response.schema", "input.bounded",
     "effect.at-most-once",
     "resume.response.strict",  # "false" for approve's bool is taken (issue 9)
+    "pause.refusal.before-mint",  # two questions at once, one unregistered: the other asks
 }
 """Every clause Pydantic AI fails, as measured (a change in either direction is news)."""
 
 PASSED = {"resume.continuation.recorded-turn", "lifecycle.transition.table",
           "lifecycle.terminal.absorbing", "run.events.single-terminal", "gate.separate",
           "multi.independent", "pause.interaction.registered", "pause.payload.schema",
-          "pause.refusal.before-mint", "turn.resumable.earned", "pause.published"}
+          "turn.resumable.earned", "pause.published"}
 """Clauses Pydantic AI keeps: the adapter really runs agents, pauses and continues them."""
 
 published = measured("Pydantic AI")
