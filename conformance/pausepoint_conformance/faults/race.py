@@ -56,6 +56,8 @@ from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import StoreBundle
 from pausepoint_conformance import __version__ as suite_version
+from pausepoint_conformance.faults.runrace import BROKEN as RUN_BROKEN
+from pausepoint_conformance.faults.runrace import RunRaceReport, run_race
 from pausepoint_conformance.faults.testbed import (
     NothingChecked,
     StoreSpec,
@@ -477,9 +479,24 @@ def _judge_protocol(kind: str, race: int, responses: Sequence[Any], results: Seq
     report.violations.extend(f"{kind} race {race}: {b}" for b in bad)
 
 
+def _run_level(spec: StoreSpec, key: str, args: Any) -> RunRaceReport:
+    from pausepoint_conformance.cli.common import err_console, progress_bar
+
+    n, m, k = (2 if args.restarters is None else args.restarters,
+               2 if args.resumers is None else args.resumers,
+               1 if args.cancellers is None else args.cancellers)
+    with progress_bar(err_console()) as bar:
+        task = bar.add_task(f"{spec.kind} run race", total=args.rounds)
+        return run_race(spec, key, restarters=n, resumers=m, cancellers=k,
+                        rounds=args.rounds, broken=args.broken, seed=args.seed,
+                        progress=lambda done: bar.update(task, completed=done))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pausepoint_conformance.faults.race --store sqlite|postgres [--processes N]
-    [--rounds R] [--broken version-blind]``: run the races, print the counts; ``--adapter
+    [--rounds R] [--broken version-blind]``: run the races, print the counts;
+    ``--restarters N --resumers M --cancellers K [--broken unfenced|step-blind]``: the
+    run-level race (:mod:`~pausepoint_conformance.faults.runrace`) instead; ``--adapter
     SPEC`` races any implementation through the adapter protocol instead."""
     import argparse
     import os
@@ -492,7 +509,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=25)
-    parser.add_argument("--broken", choices=("version-blind",))
+    parser.add_argument("--broken", choices=("version-blind", *RUN_BROKEN),
+                        help="a deliberately broken variant, to see the checks bite "
+                             "(version-blind: the pause race; unfenced, step-blind: the run "
+                             "race)")
+    run_level = parser.add_argument_group(
+        "the run-level race (any of these selects it): restarters, resumers and cancellers "
+        "on parent and child runs, see faults/runrace.py")
+    run_level.add_argument("--restarters", type=int, metavar="N")
+    run_level.add_argument("--resumers", type=int, metavar="M")
+    run_level.add_argument("--cancellers", type=int, metavar="K")
+    run_level.add_argument("--seed", type=int, default=0)
     parser.add_argument("--adapter", metavar="SPEC",
                         help="race this implementation through the adapter protocol, spelled "
                              "as for `pausepoint conform --adapter` (reference, "
@@ -513,6 +540,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             spec = fresh_sqlite(tmp, "race.db")
         t0 = time.monotonic()
+        if (args.restarters, args.resumers, args.cancellers) != (None, None, None) \
+                or args.broken in RUN_BROKEN:
+            try:
+                return finish(_run_level(spec, key, args), t0)
+            finally:
+                drop(spec)
         try:
             report = run_races(spec, key, processes=args.processes, rounds=args.rounds,
                                broken=args.broken)

@@ -1,0 +1,531 @@
+"""Run-level races: restarters, resumers and cancellers, each its own process, on one store.
+
+Every round the orchestrator starts a parent run and a child run on the shared store, then
+sets its worker processes loose together (on a barrier):
+
+* **resumers** answer every resumable question of the round's runs, racing each other for
+  every pause (the winner continues the run in its process);
+* **restarters** (each under its own owner name) call :meth:`Harness.restart` again and again;
+  in a *take-over* round their clock is past every live lease, so they take runs away from
+  the resumers driving them, who must then be fenced off;
+* **cancellers** cancel the parent or the child after a random delay, all of them at once.
+
+The scripts have effects before and after pauses, two questions in a row and a child run.  The
+effects are applied to a witness world in each process, which stamps every application with
+the moment its journal start was *asked for* (``time.monotonic_ns``, one clock for every
+process of the machine) and looks, at that moment, at the questions the effect comes after.
+After the round the orchestrator checks (the ``run.*`` clauses):
+
+* no effect applied twice (``effect.at-most-once``, ``run.ownership.fencing``,
+  ``run.restart.concurrent``);
+* no effect applied while a question before it was still unanswered
+  (``run.continuation.belongs-to-step``);
+* no effect whose journal start was asked for after a cancel of its run (or its parent)
+  returned, and a cancelled run stays cancelled (``run.cancel.in-flight``,
+  ``run.child.cancelling-parent``);
+* one winner per pause, and every consumed pause has its winner
+  (``resume.consume.single-winner``).
+
+``broken="unfenced"`` wraps every worker's store in one that drops the epoch from the run's
+conditional write and makes the journal's start an upsert (as ``tests/broken/unfenced.py``);
+``broken="step-blind"`` continues a run with an answer for any step (as
+``tests/broken/stale_continuation.py``) -- both to show that the checks bite.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import queue
+import random
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Sequence
+from multiprocessing.context import SpawnProcess
+from typing import Any, Final
+
+import attrs
+
+from pausepoint.core import lifecycle as lc
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import EffectStatus, Ledger, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.registry import RECONCILE
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
+from pausepoint.stores.base import StoreBundle
+from pausepoint_conformance.faults.testbed import StoreSpec, load_ring
+
+LEASE_MS: Final = 30_000
+ROUND_MS: Final = 4 * LEASE_MS
+"""How far every clock moves between rounds: past every lease of the round before."""
+TTL_MS: Final = 10**12
+S: Final[dict[str, str]] = {"session_id": "session", "scope": "default"}
+ANSWER: Final[dict[str, Any]] = {"approved": True}
+ROUND_TIMEOUT_S: Final = 20.0
+BROKEN: Final[tuple[str, ...]] = ("unfenced", "step-blind")
+
+PARENT: Final[tuple[dict[str, Any], ...]] = (
+    {"op": "effect", "key": "a"}, {"op": "interrupt", "name": "ask"},
+    {"op": "interrupt", "name": "approve"}, {"op": "effect", "key": "pay"},
+    {"op": "effect", "key": "notify"}, {"op": "end"})
+"""An effect before the first question, two questions in a row, two effects after them."""
+CHILD: Final[tuple[dict[str, Any], ...]] = (
+    {"op": "interrupt", "name": "confirm"}, {"op": "effect", "key": "c"}, {"op": "end"})
+SCRIPTS: Final[dict[str, tuple[dict[str, Any], ...]]] = {"p": PARENT, "c": CHILD}
+TERMINAL: Final = frozenset({RunStatus.DONE, RunStatus.CANCELLED, RunStatus.ERROR})
+
+
+def _before(script: Sequence[dict[str, Any]], key: str) -> list[int]:
+    """The step numbers of the questions ``script`` asks before its effect ``key``."""
+    pcs: list[int] = []
+    for pc, step in enumerate(script):
+        if step.get("op") == "effect" and step.get("key") == key:
+            return pcs
+        if step.get("op") == "interrupt":
+            pcs.append(pc)
+    return pcs
+
+
+# -- what each process sees ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class Applied:
+    run_id: str
+    key: str
+    started_ns: int  # when its journal start was asked for
+    unanswered: tuple[str, ...]  # questions before it not consumed when it was applied
+    process: str
+
+
+class WitnessWorld:
+    """The outside world of one process: it keeps every application with its witness."""
+
+    def __init__(self, process: str) -> None:
+        self.process = process
+        self.ledger: Ledger | None = None
+        self.applied: list[Applied] = []
+        self.consumed: list[str] = []
+        self.started_ns = 0
+
+    def apply(self, run_id: str, key: str) -> None:
+        kind = run_id.rsplit("-", 1)[1]
+        unanswered = []
+        assert self.ledger is not None
+        for pc in _before(SCRIPTS[kind], key):
+            row = self.ledger.get(f"{run_id}/{pc}/0")
+            if row is None or row.state.phase != lc.Phase.CONSUMED:
+                unanswered.append(f"{run_id}/{pc}/0")
+        self.applied.append(Applied(run_id, key, self.started_ns, tuple(unanswered),
+                                    self.process))
+        time.sleep(random.uniform(0, 0.002))  # an effect takes a while: cancels land inside
+
+    def count(self, run_id: str, key: str) -> int:
+        return sum(1 for a in self.applied if (a.run_id, a.key) == (run_id, key))
+
+
+class _Facet:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.durable: bool = bool(inner.durable)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class StampedJournal(_Facet):
+    """The journal, stamping the moment each start is asked for (after a little jitter that
+    widens the windows between reading the run and starting its effect)."""
+
+    def __init__(self, inner: Any, world: WitnessWorld) -> None:
+        super().__init__(inner)
+        self.world = world
+
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
+        time.sleep(random.uniform(0, 0.002))
+        self.world.started_ns = time.monotonic_ns()
+        return bool(self.inner.start(run_id, key, epoch))
+
+
+class WitnessLedger(_Facet):
+    """The ledger, noting every consume this process won (the single winner of a pause)."""
+
+    def __init__(self, inner: Any, world: WitnessWorld) -> None:
+        super().__init__(inner)
+        self.world = world
+
+    def transition(self, interrupt_id: str, expected_version: int, new: lc.PauseState,
+                   result: str | None = None) -> bool:
+        won = bool(self.inner.transition(interrupt_id, expected_version, new, result))
+        if won and new.phase == lc.Phase.CONSUMED:
+            self.world.consumed.append(interrupt_id)
+        return won
+
+
+class EpochBlindRuns(_Facet):
+    """DELIBERATELY BROKEN: the run's conditional write compares status and state, not the
+    epoch (no fencing)."""
+
+    def replace(self, expected: RunRecord, new: RunRecord) -> bool:
+        stored = self.inner.get(expected.run_id)
+        if stored is None or (stored.status, stored.state) != (expected.status, expected.state):
+            return False
+        return bool(self.inner.replace(stored, new))
+
+
+class UpsertJournal(_Facet):
+    """DELIBERATELY BROKEN: the journal's start is an upsert under the run's current epoch."""
+
+    def __init__(self, inner: Any, runs: Any) -> None:
+        super().__init__(inner)
+        self.runs = runs
+
+    def start(self, run_id: str, key: str, epoch: int) -> bool:
+        if self.inner.status(run_id, key) is not None:
+            self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
+        run = self.runs.get(run_id)
+        return bool(self.inner.start(run_id, key, epoch if run is None else run.epoch))
+
+
+@attrs.define
+class WrappedBundle:
+    inner: StoreBundle
+    ledger: Any
+    runs: Any
+    effects: Any
+
+    @property
+    def durable(self) -> bool:
+        return self.inner.durable
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class StepBlindHarness(Harness):
+    """DELIBERATELY BROKEN: a continuation for any step."""
+
+    def _belongs(self, rec: PauseRecord, run_id: str, pc: int) -> bool:
+        return True
+
+
+def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
+                 world: WitnessWorld, broken: str | None = None) -> Harness:
+    def open_bundle() -> StoreBundle:
+        bundle = spec.open()
+        runs_, effects = bundle.runs, bundle.effects
+        if broken == "unfenced":
+            runs_ = EpochBlindRuns(bundle.runs)
+            effects = UpsertJournal(effects, bundle.runs)
+        wrapped: Any = WrappedBundle(bundle, WitnessLedger(bundle.ledger, world), runs_,
+                                     StampedJournal(effects, world))
+        return wrapped  # type: ignore[no-any-return]
+    cls = StepBlindHarness if broken == "step-blind" else Harness
+    h = cls(open_bundle=open_bundle, signer=load_ring(key_path), clock=clock, world=world,
+            ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
+            owner=owner, lease_ms=LEASE_MS)
+    world.ledger = h.service.ledger
+    return h
+
+
+def _set(clock: ManualClock, now: int) -> None:
+    if now > clock.now():
+        clock.advance(now - clock.now())
+
+
+# -- the worker processes -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class Job:
+    round: int
+    runs: tuple[str, ...]
+    now: int
+    take_over: bool
+    cancel: str | None  # the run the cancellers cancel this round
+    delays: tuple[float, ...]  # each canceller's delay
+
+
+@attrs.define
+class Outcome:
+    applied: list[Applied] = attrs.Factory(list)
+    answers: list[tuple[str, str]] = attrs.Factory(list)  # (pause, won|replay|refused:..)
+    consumed: list[str] = attrs.Factory(list)  # the pauses this process won
+    cancels: list[tuple[str, int | None, str]] = attrs.Factory(list)  # run, done at, refusal
+    errors: list[str] = attrs.Factory(list)
+    restarted: int = 0
+
+
+def _resume_all(h: Harness, job: Job, out: Outcome) -> None:
+    for run_id in job.runs:
+        for p in h.published(run_id):
+            if not p.resumable or p.name == RECONCILE.name:
+                continue
+            try:
+                rep = h.resume(p.token, ANSWER, **S)
+                out.answers.append((p.interrupt_id, "replay" if rep.replayed else "won"))
+            except PausepointError as exc:
+                out.answers.append((p.interrupt_id, f"refused:{exc.code.value}"))
+
+
+def _play(role: str, index: int, h: Harness, job: Job, over: Any, out: Outcome) -> None:
+    if role == "canceller":
+        if job.cancel is not None:
+            time.sleep(job.delays[index])
+            try:
+                h.cancel(job.cancel)
+                out.cancels.append((job.cancel, time.monotonic_ns(), ""))
+            except PausepointError as exc:
+                out.cancels.append((job.cancel, None, exc.code.value))
+        over.wait(ROUND_TIMEOUT_S * 2)
+        return
+    while not over.is_set():
+        if role == "resumer":
+            _resume_all(h, job, out)
+        else:
+            out.restarted += len(h.restart())
+        time.sleep(0.001)
+
+
+def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
+           broken: str | None, jobs: Any, results: Any, over: Any, barrier: Any) -> None:
+    """One racing process: its own store handle, owner name, clock and world."""
+    name = f"{role}-{index}"
+    clock = ManualClock(0)
+    world = WitnessWorld(name)
+    h = open_harness(StoreSpec.from_json(spec_json), key_path, name, clock, world, broken)
+    results.put(("ready", name, None))
+    try:
+        while True:
+            item = jobs.get()
+            if item is None:
+                break
+            job = Job(**item)
+            _set(clock, job.now + (LEASE_MS + 1 if role == "restarter" and job.take_over
+                                   else 0))
+            world.applied, world.consumed = [], []
+            out = Outcome()
+            try:
+                barrier.wait(timeout=60)
+                _play(role, index, h, job, over, out)
+            except Exception:
+                out.errors.append(f"{name}: {traceback.format_exc()[-600:]}")
+                over.wait(ROUND_TIMEOUT_S * 2)
+            out.applied, out.consumed = world.applied, world.consumed
+            results.put((job.round, name, attrs.asdict(out, recurse=False)))
+    finally:
+        h.deployment.store.close()
+
+
+# -- the orchestrator ---------------------------------------------------------------------------
+
+
+@attrs.define
+class RunRaceReport:
+    store: str
+    restarters: int
+    resumers: int
+    cancellers: int
+    rounds: int = 0
+    effects: int = 0
+    winners: int = 0
+    take_overs: int = 0
+    cancelled: int = 0
+    unfinished: int = 0
+    ends: collections.Counter[str] = attrs.Factory(collections.Counter)
+    violations: list[str] = attrs.Factory(list)
+    stuck: list[str] = attrs.Factory(list)
+    broken: str | None = None
+
+    def summary(self) -> str:
+        return (f"{self.rounds} rounds, {self.restarters} restarters, {self.resumers} "
+                f"resumers, {self.cancellers} cancellers: {self.effects} effects, "
+                f"{self.winners} winners, {len(self.violations)} violations")
+
+    def lines(self) -> list[str]:
+        out = [f"{self.store}: {self.summary()}"
+               + (f" [BROKEN: {self.broken}]" if self.broken else ""),
+               f"  take-over rounds {self.take_overs}, successful cancels {self.cancelled}, "
+               f"runs ended {dict(self.ends)}, rounds not finished in time {self.unfinished}"]
+        return out + [f"  - {v}" for v in self.violations[:20]] + [
+            f"  not finished: {s}" for s in self.stuck[:5]]
+
+
+def judge(job: Job, outcomes: Sequence[Outcome], finals: dict[str, RunRecord | None],
+          rows: Sequence[PauseRecord], report: RunRaceReport) -> None:
+    """The round's checks (see the module's docstring)."""
+    bad: list[str] = []
+    applied = [a for o in outcomes for a in o.applied]
+    report.effects += len(applied)
+    for o in outcomes:
+        bad.extend(f"uncaught: {e}" for e in o.errors)
+    for (run_id, key), n in collections.Counter((a.run_id, a.key) for a in applied).items():
+        if n > 1:
+            who = [a.process for a in applied if (a.run_id, a.key) == (run_id, key)]
+            bad.append(f"effect {key} of {run_id} applied {n} times (by {who})")
+    for a in applied:
+        if a.unanswered:
+            bad.append(f"{a.process} applied {a.key} of {a.run_id} past the unanswered "
+                       f"{list(a.unanswered)}")
+    cancelled_at: dict[str, int] = {}
+    for o in outcomes:
+        for run_id, at, _refusal in o.cancels:
+            if at is not None:
+                cancelled_at[run_id] = min(at, cancelled_at.get(run_id, at))
+    if cancelled_at:
+        report.cancelled += 1
+    parent = job.runs[0]
+    for run_id in job.runs:
+        at = min([cancelled_at[r] for r in {run_id, parent} if r in cancelled_at], default=None)
+        if at is None:
+            continue
+        for a in applied:
+            if a.run_id == run_id and a.started_ns > at:
+                bad.append(f"{a.process} applied {a.key} of the cancelled {run_id} "
+                           f"{(a.started_ns - at) / 1e6:.1f} ms after the cancel returned")
+        final = finals.get(run_id)
+        if run_id in cancelled_at and (final is None or final.status != RunStatus.CANCELLED):
+            bad.append(f"{run_id} was cancelled but ends "
+                       f"{None if final is None else final.status.value}")
+    wins = collections.Counter(i for o in outcomes for i in o.consumed)
+    report.winners += sum(wins.values())
+    for rec in rows:
+        n = wins.get(rec.interrupt_id, 0)
+        if n > 1:
+            bad.append(f"{n} winners of {rec.interrupt_id}")
+        if rec.state.phase == lc.Phase.CONSUMED and n == 0:
+            bad.append(f"{rec.interrupt_id} consumed with no winner")
+    for run_id, final in finals.items():
+        recovering = any(p.run_id == run_id and p.claims.name == RECONCILE.name
+                         and p.state.phase in lc.LIVE for p in rows)
+        report.ends[(final.status.value if final else "missing")
+                    + (" (recovery pause)" if recovering else "")] += 1
+    report.violations.extend(f"round {job.round}: {b}" for b in bad)
+
+
+class RunRacePool:
+    """The worker processes on one store, reused for every round."""
+
+    def __init__(self, spec: StoreSpec, key_path: str, restarters: int, resumers: int,
+                 cancellers: int, broken: str | None = None, seed: int = 0) -> None:
+        self.roles = (["restarter"] * restarters + ["resumer"] * resumers
+                      + ["canceller"] * cancellers)
+        if not self.roles:
+            raise ValueError("a race needs at least one process")
+        self.cancellers = cancellers
+        self.rng = random.Random(seed)
+        ctx = multiprocessing.get_context("spawn")
+        self._barrier = ctx.Barrier(len(self.roles))
+        self._over = ctx.Event()
+        self._results: Any = ctx.Queue()
+        self._jobs: list[Any] = [ctx.Queue() for _ in self.roles]
+        counts: collections.Counter[str] = collections.Counter()
+        self._procs: list[SpawnProcess] = []
+        for i, role in enumerate(self.roles):
+            self._procs.append(ctx.Process(
+                target=worker, args=(role, counts[role], spec.to_json(), key_path, broken,
+                                     self._jobs[i], self._results, self._over,
+                                     self._barrier), daemon=True))
+            counts[role] += 1
+        for p in self._procs:
+            p.start()
+        self.clock = ManualClock(0)
+        self.world = WitnessWorld("starter")
+        self.harness = open_harness(spec, key_path, "starter", self.clock, self.world)
+        for _ in self.roles:
+            self._get(180)
+        self._prefix = uuid.uuid4().hex[:8]
+
+    def _get(self, timeout: float) -> tuple[Any, str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                item: tuple[Any, str, Any] = self._results.get(timeout=0.5)
+                return item
+            except queue.Empty:
+                dead = [p.exitcode for p in self._procs if not p.is_alive()]
+                if dead or time.monotonic() > deadline:
+                    raise RuntimeError(f"race workers stopped answering (exit codes {dead})"
+                                       ) from None
+
+    def close(self) -> None:
+        for q in self._jobs:
+            q.put(None)
+        for p in self._procs:
+            p.join(timeout=30)
+            if p.is_alive():  # pragma: no cover
+                p.kill()
+        self.harness.deployment.store.close()
+
+    def __enter__(self) -> RunRacePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _settled(self, run: RunRecord | None) -> bool:
+        """Ended, or waiting on an operator: a take-over found an effect in flight and opened
+        a recovery pause (``effect.unknown-outcome``) -- nobody in the race reconciles it."""
+        if run is None or run.status in TERMINAL:
+            return True
+        return run.status == RunStatus.PAUSED and any(
+            p.claims.name == RECONCILE.name and p.state.phase in lc.LIVE
+            for p in self.harness.service.ledger.by_run(run.run_id))
+
+    def round(self, r: int, report: RunRaceReport) -> None:
+        now = (r + 1) * ROUND_MS
+        _set(self.clock, now)
+        parent, child = f"{self._prefix}-{r}-p", f"{self._prefix}-{r}-c"
+        self.world.applied, self.world.consumed = [], []
+        self.harness.start(PARENT, run_id=parent, **S)
+        self.harness.start(CHILD, run_id=child, parent_run_id=parent, **S)
+        take_over = self.rng.random() < 0.5
+        cancel = (self.rng.choice([parent, parent, child]) if self.cancellers
+                  and self.rng.random() < 0.6 else None)
+        job = Job(r, (parent, child), now, take_over, cancel,
+                  tuple(self.rng.uniform(0, 0.03) for _ in range(self.cancellers)))
+        report.take_overs += take_over
+        for q in self._jobs:
+            q.put(attrs.asdict(job))
+        svc = self.harness.service
+        deadline = time.monotonic() + ROUND_TIMEOUT_S
+        while True:
+            finals = {run_id: svc.runs.get(run_id) for run_id in job.runs}
+            if all(self._settled(f) for f in finals.values()):
+                break
+            if time.monotonic() > deadline:
+                report.unfinished += 1
+                report.stuck.append(f"round {r}: " + "; ".join(
+                    f"{run_id} {f.status.value if f else None} {f.epoch if f else ''} "
+                    f"{[(p.interrupt_id, p.state.phase.value) for p in svc.ledger.by_run(run_id)]}"
+                    for run_id, f in finals.items()))
+                break
+            time.sleep(0.003)
+        self._over.set()
+        outcomes = [Outcome(applied=list(self.world.applied),
+                            consumed=list(self.world.consumed))]
+        for _ in self.roles:
+            r_, _name, out = self._get(120)
+            assert r_ == r
+            outcomes.append(Outcome(**out))
+        self._over.clear()
+        finals = {run_id: svc.runs.get(run_id) for run_id in job.runs}
+        rows = [rec for run_id in job.runs for rec in svc.ledger.by_run(run_id)]
+        report.rounds += 1
+        judge(job, outcomes, finals, rows, report)
+
+
+def run_race(spec: StoreSpec, key_path: str, *, restarters: int = 2, resumers: int = 2,
+             cancellers: int = 1, rounds: int = 10, broken: str | None = None, seed: int = 0,
+             progress: Callable[[int], None] = lambda _r: None) -> RunRaceReport:
+    """``rounds`` mixed rounds of the run-level race on the store ``spec``."""
+    report = RunRaceReport(spec.kind, restarters, resumers, cancellers, broken=broken)
+    with RunRacePool(spec, key_path, restarters, resumers, cancellers, broken, seed) as pool:
+        for r in range(rounds):
+            pool.round(r, report)
+            progress(r + 1)
+    return report
