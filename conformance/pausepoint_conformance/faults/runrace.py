@@ -63,6 +63,8 @@ TTL_MS: Final = 10**12
 S: Final[dict[str, str]] = {"session_id": "session", "scope": "default"}
 ANSWER: Final[dict[str, Any]] = {"approved": True}
 ROUND_TIMEOUT_S: Final = 20.0
+STALL_P: Final = 0.05
+STALL_X: Final = 50
 BROKEN: Final[tuple[str, ...]] = ("unfenced", "step-blind")
 
 PARENT: Final[tuple[dict[str, Any], ...]] = (
@@ -107,6 +109,7 @@ class WitnessWorld:
         self.ledger: Ledger | None = None
         self.applied: list[Applied] = []
         self.consumed: list[str] = []
+        self.cancelled: list[tuple[str, int]] = []  # (run, when its cancel took it over)
         self.started_ns = 0
 
     def apply(self, run_id: str, key: str) -> None:
@@ -134,6 +137,26 @@ class _Facet:
         return getattr(self.inner, name)
 
 
+class Jittered(_Facet):
+    """A facet whose every call waits a random moment first: the processes' store calls
+    interleave in ever new orders (a chaos scheduler, as Jepsen's)."""
+
+    def __init__(self, inner: Any, jitter_s: float) -> None:
+        super().__init__(inner)
+        self.jitter_s = jitter_s
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name.startswith("_") or not callable(target) or not self.jitter_s:
+            return target
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            stall = random.random() < STALL_P  # now and then a process stalls (a GC, a swap)
+            time.sleep(random.uniform(0, self.jitter_s) * (STALL_X if stall else 1))
+            return target(*args, **kwargs)
+        return call
+
+
 class StampedJournal(_Facet):
     """The journal, stamping the moment each start is asked for (after a little jitter that
     widens the windows between reading the run and starting its effect)."""
@@ -143,7 +166,6 @@ class StampedJournal(_Facet):
         self.world = world
 
     def start(self, run_id: str, key: str, epoch: int) -> bool:
-        time.sleep(random.uniform(0, 0.002))
         self.world.started_ns = time.monotonic_ns()
         return bool(self.inner.start(run_id, key, epoch))
 
@@ -161,6 +183,22 @@ class WitnessLedger(_Facet):
         if won and new.phase == lc.Phase.CONSUMED:
             self.world.consumed.append(interrupt_id)
         return won
+
+
+class WitnessRuns(_Facet):
+    """The run table, noting the moment a cancel's take-over of a run (its new epoch)
+    committed: from then on no driver may start an effect of the run."""
+
+    def __init__(self, inner: Any, world: WitnessWorld) -> None:
+        super().__init__(inner)
+        self.world = world
+
+    def replace(self, expected: RunRecord, new: RunRecord) -> bool:
+        done = bool(self.inner.replace(expected, new))
+        if done and new.status == RunStatus.CANCELLING \
+                and expected.status != RunStatus.CANCELLING:
+            self.world.cancelled.append((new.run_id, time.monotonic_ns()))
+        return done
 
 
 class EpochBlindRuns(_Facet):
@@ -194,6 +232,8 @@ class WrappedBundle:
     ledger: Any
     runs: Any
     effects: Any
+    payloads: Any
+    checkpoints: Any
 
     @property
     def durable(self) -> bool:
@@ -214,22 +254,28 @@ class StepBlindHarness(Harness):
 
 
 def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
-                 world: WitnessWorld, broken: str | None = None) -> Harness:
+                 world: WitnessWorld, broken: str | None = None,
+                 jitter_ms: float = 0.0) -> Harness:
     def open_bundle() -> StoreBundle:
         bundle = spec.open()
-        runs_, effects = bundle.runs, bundle.effects
+        world.ledger = bundle.ledger
+
+        def jit(facet: Any) -> Any:
+            return Jittered(facet, jitter_ms / 1000)
+        # the stamp is taken right before the store's own start: a start asked for later
+        # than a cancel returned must be refused
+        runs_ = WitnessRuns(jit(bundle.runs), world)
+        effects = jit(StampedJournal(bundle.effects, world))
         if broken == "unfenced":
-            runs_ = EpochBlindRuns(bundle.runs)
+            runs_ = EpochBlindRuns(runs_)
             effects = UpsertJournal(effects, bundle.runs)
-        wrapped: Any = WrappedBundle(bundle, WitnessLedger(bundle.ledger, world), runs_,
-                                     StampedJournal(effects, world))
+        wrapped: Any = WrappedBundle(bundle, WitnessLedger(jit(bundle.ledger), world), runs_,
+                                     effects, jit(bundle.payloads), jit(bundle.checkpoints))
         return wrapped  # type: ignore[no-any-return]
     cls = StepBlindHarness if broken == "step-blind" else Harness
-    h = cls(open_bundle=open_bundle, signer=load_ring(key_path), clock=clock, world=world,
-            ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
-            owner=owner, lease_ms=LEASE_MS)
-    world.ledger = h.service.ledger
-    return h
+    return cls(open_bundle=open_bundle, signer=load_ring(key_path), clock=clock, world=world,
+               ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
+               owner=owner, lease_ms=LEASE_MS)
 
 
 def _set(clock: ManualClock, now: int) -> None:
@@ -255,6 +301,7 @@ class Outcome:
     applied: list[Applied] = attrs.Factory(list)
     answers: list[tuple[str, str]] = attrs.Factory(list)  # (pause, won|replay|refused:..)
     consumed: list[str] = attrs.Factory(list)  # the pauses this process won
+    cancelled: list[tuple[str, int]] = attrs.Factory(list)  # run, its cancel's take-over
     cancels: list[tuple[str, int | None, str]] = attrs.Factory(list)  # run, done at, refusal
     errors: list[str] = attrs.Factory(list)
     restarted: int = 0
@@ -292,12 +339,14 @@ def _play(role: str, index: int, h: Harness, job: Job, over: Any, out: Outcome) 
 
 
 def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
-           broken: str | None, jobs: Any, results: Any, over: Any, barrier: Any) -> None:
+           broken: str | None, jitter_ms: float, jobs: Any, results: Any, over: Any,
+           barrier: Any) -> None:
     """One racing process: its own store handle, owner name, clock and world."""
     name = f"{role}-{index}"
     clock = ManualClock(0)
     world = WitnessWorld(name)
-    h = open_harness(StoreSpec.from_json(spec_json), key_path, name, clock, world, broken)
+    h = open_harness(StoreSpec.from_json(spec_json), key_path, name, clock, world, broken,
+                     jitter_ms)
     results.put(("ready", name, None))
     try:
         while True:
@@ -307,7 +356,7 @@ def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
             job = Job(**item)
             _set(clock, job.now + (LEASE_MS + 1 if role == "restarter" and job.take_over
                                    else 0))
-            world.applied, world.consumed = [], []
+            world.applied, world.consumed, world.cancelled = [], [], []
             out = Outcome()
             try:
                 barrier.wait(timeout=60)
@@ -315,7 +364,8 @@ def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
             except Exception:
                 out.errors.append(f"{name}: {traceback.format_exc()[-600:]}")
                 over.wait(ROUND_TIMEOUT_S * 2)
-            out.applied, out.consumed = world.applied, world.consumed
+            out.applied, out.consumed, out.cancelled = (world.applied, world.consumed,
+                                                        world.cancelled)
             results.put((job.round, name, attrs.asdict(out, recurse=False)))
     finally:
         h.deployment.store.close()
@@ -349,8 +399,8 @@ class RunRaceReport:
     def lines(self) -> list[str]:
         out = [f"{self.store}: {self.summary()}"
                + (f" [BROKEN: {self.broken}]" if self.broken else ""),
-               f"  take-over rounds {self.take_overs}, successful cancels {self.cancelled}, "
-               f"runs ended {dict(self.ends)}, rounds not finished in time {self.unfinished}"]
+               (f"  take-over rounds {self.take_overs}, successful cancels {self.cancelled}, "
+               f"runs ended {dict(self.ends)}, rounds not finished in time {self.unfinished}")]
         return out + [f"  - {v}" for v in self.violations[:20]] + [
             f"  not finished: {s}" for s in self.stuck[:5]]
 
@@ -373,22 +423,21 @@ def judge(job: Job, outcomes: Sequence[Outcome], finals: dict[str, RunRecord | N
                        f"{list(a.unanswered)}")
     cancelled_at: dict[str, int] = {}
     for o in outcomes:
-        for run_id, at, _refusal in o.cancels:
-            if at is not None:
-                cancelled_at[run_id] = min(at, cancelled_at.get(run_id, at))
-    if cancelled_at:
+        for run_id, at in o.cancelled:
+            cancelled_at[run_id] = min(at, cancelled_at.get(run_id, at))
+    if any(at is not None for o in outcomes for _r, at, _refusal in o.cancels):
         report.cancelled += 1
-    parent = job.runs[0]
     for run_id in job.runs:
-        at = min([cancelled_at[r] for r in {run_id, parent} if r in cancelled_at], default=None)
-        if at is None:
+        taken = cancelled_at.get(run_id)
+        if taken is None:
             continue
         for a in applied:
-            if a.run_id == run_id and a.started_ns > at:
-                bad.append(f"{a.process} applied {a.key} of the cancelled {run_id} "
-                           f"{(a.started_ns - at) / 1e6:.1f} ms after the cancel returned")
+            if a.run_id == run_id and a.started_ns > taken:
+                bad.append(f"{a.process} applied {a.key} of the cancelled {run_id}, its start "
+                           f"asked for {(a.started_ns - taken) / 1e6:.1f} ms after the "
+                           f"cancel took the run over")
         final = finals.get(run_id)
-        if run_id in cancelled_at and (final is None or final.status != RunStatus.CANCELLED):
+        if final is None or final.status != RunStatus.CANCELLED:
             bad.append(f"{run_id} was cancelled but ends "
                        f"{None if final is None else final.status.value}")
     wins = collections.Counter(i for o in outcomes for i in o.consumed)
@@ -400,6 +449,11 @@ def judge(job: Job, outcomes: Sequence[Outcome], finals: dict[str, RunRecord | N
         if rec.state.phase == lc.Phase.CONSUMED and n == 0:
             bad.append(f"{rec.interrupt_id} consumed with no winner")
     for run_id, final in finals.items():
+        if final is not None and final.status in TERMINAL:
+            left = [p.interrupt_id for p in rows
+                    if p.run_id == run_id and p.state.phase in lc.LIVE]
+            if left:
+                bad.append(f"{run_id} ended {final.status.value} with live pauses {left}")
         recovering = any(p.run_id == run_id and p.claims.name == RECONCILE.name
                          and p.state.phase in lc.LIVE for p in rows)
         report.ends[(final.status.value if final else "missing")
@@ -411,7 +465,8 @@ class RunRacePool:
     """The worker processes on one store, reused for every round."""
 
     def __init__(self, spec: StoreSpec, key_path: str, restarters: int, resumers: int,
-                 cancellers: int, broken: str | None = None, seed: int = 0) -> None:
+                 cancellers: int, broken: str | None = None, seed: int = 0,
+                 jitter_ms: float = 1.0) -> None:
         self.roles = (["restarter"] * restarters + ["resumer"] * resumers
                       + ["canceller"] * cancellers)
         if not self.roles:
@@ -428,7 +483,7 @@ class RunRacePool:
         for i, role in enumerate(self.roles):
             self._procs.append(ctx.Process(
                 target=worker, args=(role, counts[role], spec.to_json(), key_path, broken,
-                                     self._jobs[i], self._results, self._over,
+                                     jitter_ms, self._jobs[i], self._results, self._over,
                                      self._barrier), daemon=True))
             counts[role] += 1
         for p in self._procs:
@@ -480,7 +535,7 @@ class RunRacePool:
         now = (r + 1) * ROUND_MS
         _set(self.clock, now)
         parent, child = f"{self._prefix}-{r}-p", f"{self._prefix}-{r}-c"
-        self.world.applied, self.world.consumed = [], []
+        self.world.applied, self.world.consumed, self.world.cancelled = [], [], []
         self.harness.start(PARENT, run_id=parent, **S)
         self.harness.start(CHILD, run_id=child, parent_run_id=parent, **S)
         take_over = self.rng.random() < 0.5
@@ -507,7 +562,8 @@ class RunRacePool:
             time.sleep(0.003)
         self._over.set()
         outcomes = [Outcome(applied=list(self.world.applied),
-                            consumed=list(self.world.consumed))]
+                            consumed=list(self.world.consumed),
+                            cancelled=list(self.world.cancelled))]
         for _ in self.roles:
             r_, _name, out = self._get(120)
             assert r_ == r
@@ -521,11 +577,16 @@ class RunRacePool:
 
 def run_race(spec: StoreSpec, key_path: str, *, restarters: int = 2, resumers: int = 2,
              cancellers: int = 1, rounds: int = 10, broken: str | None = None, seed: int = 0,
+             jitter_ms: float = 1.0, stop_on_violation: bool = False,
              progress: Callable[[int], None] = lambda _r: None) -> RunRaceReport:
-    """``rounds`` mixed rounds of the run-level race on the store ``spec``."""
+    """``rounds`` mixed rounds of the run-level race on the store ``spec`` (fewer when
+    ``stop_on_violation`` and one was found)."""
     report = RunRaceReport(spec.kind, restarters, resumers, cancellers, broken=broken)
-    with RunRacePool(spec, key_path, restarters, resumers, cancellers, broken, seed) as pool:
+    with RunRacePool(spec, key_path, restarters, resumers, cancellers, broken, seed,
+                     jitter_ms) as pool:
         for r in range(rounds):
             pool.round(r, report)
             progress(r + 1)
+            if stop_on_violation and report.violations:
+                break
     return report
