@@ -6,6 +6,10 @@ schema.  Exactly one winner per consumed pause; every loser gets a definite answ
 state that won; an answer racing the expiry sweeper or a cancel is decided once.
 
 A deliberately broken ledger whose transition ignores the version it read is caught.
+
+The run level (``run.*``): restarters, resumers and cancellers as processes on parent and child
+runs; no effect twice, none past an unanswered question, none after a cancel, one winner per
+pause -- and the issue's bugs put back (no fencing, a continuation for any step) are caught.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pausepoint_conformance.faults.race import (
     run_races,
 )
 from pausepoint_conformance.faults.race import main as race_main
+from pausepoint_conformance.faults.runrace import run_race
 from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite, save_key
 from pg import pg_spec
 
@@ -110,3 +115,48 @@ def test_the_race_command_takes_an_adapter(capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     assert code == 1, out
     assert "winners of a consumed pause" in out
+
+
+# -- the run level: restarters, resumers and cancellers -----------------------------------------
+
+
+def test_the_run_race_finds_nothing_on_the_reference(shared: tuple[StoreSpec, str]) -> None:
+    """Two restarters (one of them taking runs over in half the rounds) beside two resumers
+    and two cancellers, on parent and child runs: no effect twice, none past an unanswered
+    question, none started after a cancel took its run over, one winner per pause."""
+    spec, key = shared
+    report = run_race(spec, key, restarters=2, resumers=2, cancellers=2, rounds=8)
+    print("\n".join(report.lines()))
+    assert report.violations == [], "\n".join(report.violations)
+    assert report.rounds == 8
+    assert report.effects > 0 and report.winners > 0
+    assert report.summary().startswith("8 rounds, 2 restarters, 2 resumers, 2 cancellers: ")
+
+
+@pytest.mark.parametrize(("broken", "found"), [
+    ("step-blind", "past the unanswered"),
+    ("unfenced", ""),  # applied twice, or after the cancel: whichever the race hits first
+])
+def test_a_broken_run_level_is_caught(tmp_path: Path, broken: str, found: str) -> None:
+    """The same race with the issue's bugs put back: a continuation for any step pays past
+    the unanswered approval; without fencing a run taken over or cancelled applies an effect
+    again or after its cancel.  Each is found within the rounds given (it stops at the
+    first)."""
+    spec = fresh_sqlite(tmp_path, "run-race.db")
+    key = str(tmp_path / "key.ed25519")
+    save_key(key)
+    report = run_race(spec, key, restarters=2, resumers=2, cancellers=1, rounds=300,
+                      broken=broken, stop_on_violation=True)
+    print("\n".join(report.lines()))
+    assert report.violations, f"{broken} was not caught in {report.rounds} rounds"
+    assert any(found in v for v in report.violations)
+
+
+def test_the_race_command_runs_the_run_level(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code = race_main(["--store", "sqlite", "--restarters", "1", "--resumers", "1",
+                      "--cancellers", "1", "--rounds", "2"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "2 rounds, 1 restarters, 1 resumers, 1 cancellers: " in out
+    assert "0 violations" in out
