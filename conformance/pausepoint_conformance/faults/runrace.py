@@ -43,7 +43,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from multiprocessing.context import SpawnProcess
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 
@@ -264,14 +264,14 @@ def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
             return Jittered(facet, jitter_ms / 1000)
         # the stamp is taken right before the store's own start: a start asked for later
         # than a cancel returned must be refused
-        runs_ = WitnessRuns(jit(bundle.runs), world)
+        runs_: Any = WitnessRuns(jit(bundle.runs), world)
         effects = jit(StampedJournal(bundle.effects, world))
         if broken == "unfenced":
             runs_ = EpochBlindRuns(runs_)
             effects = UpsertJournal(effects, bundle.runs)
-        wrapped: Any = WrappedBundle(bundle, WitnessLedger(jit(bundle.ledger), world), runs_,
-                                     effects, jit(bundle.payloads), jit(bundle.checkpoints))
-        return wrapped  # type: ignore[no-any-return]
+        return cast(StoreBundle, WrappedBundle(
+            bundle, WitnessLedger(jit(bundle.ledger), world), runs_, effects,
+            jit(bundle.payloads), jit(bundle.checkpoints)))
     cls = StepBlindHarness if broken == "step-blind" else Harness
     return cls(open_bundle=open_bundle, signer=load_ring(key_path), clock=clock, world=world,
                ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
