@@ -63,7 +63,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -87,6 +87,8 @@ from pausepoint.core.script import Ask, Effect, End, Fault, Step
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.harness import (
     DEFAULT_INTERACTIONS,
+    DEFAULT_LEASE_MS,
+    DEFAULT_OWNER,
     Harness,
     HarnessHooks,
     SqliteWorld,
@@ -348,12 +350,13 @@ class Inbox:
 # -- the worker ------------------------------------------------------------------------------
 
 
-def open_harness(files: CaseFiles, tap: Tap, hooks: HarnessHooks | None = None) -> Harness:
+def open_harness(files: CaseFiles, tap: Tap, hooks: HarnessHooks | None = None,
+                 owner: str = DEFAULT_OWNER, lease_ms: int = DEFAULT_LEASE_MS) -> Harness:
     ring = load_ring(files.key)
     return Harness(open_bundle=lambda: TappedBundle(files.store.open(), tap), signer=ring,
                    clock=SystemClock(), world=TappedWorld(SqliteWorld(files.world), tap),
                    ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
-                   hooks=hooks)
+                   hooks=hooks, owner=owner, lease_ms=lease_ms)
 
 
 def broken_hooks(broken: str | None, proc: str) -> HarnessHooks:
@@ -419,7 +422,9 @@ def worker_main(spec: dict[str, Any]) -> int:
     tap = Tap(files.trace, proc, int(spec.get("die_at", 0)), str(spec.get("when", "after")),
               spec.get("broken"))
     inbox = Inbox(files.inbox)
-    h = open_harness(files, tap, broken_hooks(tap.broken, proc))
+    h = open_harness(files, tap, broken_hooks(tap.broken, proc),
+                     owner=str(spec.get("owner", DEFAULT_OWNER)),
+                     lease_ms=int(spec.get("lease_ms", DEFAULT_LEASE_MS)))
     try:
         status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
     finally:
@@ -437,6 +442,7 @@ class Case:
     when: str  # "before" | "after"
     op: str = ""  # the write at that boundary, from the dry run
     prev: str = ""  # the write before it
+    first: Case | None = None  # a take-over case: where the first owner died before
 
 
 @attrs.frozen
@@ -495,9 +501,11 @@ def in_doubt_at_kill(first: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(sorted(k for k, op in last.items() if op == "effects.start"))
 
 
-def check_durable(files: CaseFiles, trace: list[dict[str, Any]],
-                  in_doubt: tuple[str, ...]) -> list[str]:
-    """The invariants, read from the durable stores, the world, the trace and the inbox."""
+def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple[str, ...],
+                  retried_by: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The invariants, read from the durable stores, the world, the trace and the inbox.
+    ``retried_by``: for an effect in doubt, the workers whose application of it would be a
+    retry (by default the one that recovered)."""
     bad: list[str] = []
     store = files.store.open()
     try:
@@ -565,7 +573,8 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]],
                        f"{sorted(in_doubt)} (the effects in doubt at the crash)")
         for jkey in in_doubt:
             key = jkey.split(":", 1)[1]
-            after = [e for e in trace if e["p"] == "recover" and e["at"] == "after"]
+            later = (retried_by or {}).get(jkey, ("recover",))
+            after = [e for e in trace if e["p"] in later and e["at"] == "after"]
             settled = [i for i, e in enumerate(after)
                        if e["op"] == "effects.settle" and e["args"][1] == jkey]
             applied = [i for i, e in enumerate(after)
@@ -578,24 +587,53 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]],
     return bad
 
 
-def run_case(files: CaseFiles, case: Case, broken: str | None = None) -> CaseResult:
-    """Die at one boundary, restart, finish, check."""
-    t0 = time.monotonic()
-    base = {"files": files.to_json(), "broken": broken}
-    first = _run_worker({**base, "proc": "first", "die_at": case.point, "when": case.when})
-    violations: list[str] = []
-    died = first.returncode == -signal.SIGKILL
+TAKE_OVER: Final[dict[str, Any]] = {"lease_ms": 1}
+"""A take-over case's workers: their leases run out at once, so each restart is a take-over
+by another owner (``run.ownership.lease``) under a new epoch."""
+
+
+def _died(worker: subprocess.CompletedProcess[str], case: Case, violations: list[str]) -> bool:
+    died = worker.returncode == -signal.SIGKILL
     if not died:
         violations.append(f"the worker did not die at {case.when} write {case.point} "
-                          f"(exit {first.returncode}): {first.stderr[-2000:]}")
+                          f"(exit {worker.returncode}): {worker.stderr[-2000:]}")
+    return died
+
+
+def run_case(files: CaseFiles, case: Case, broken: str | None = None) -> CaseResult:
+    """Die at one boundary, restart, finish, check.  A take-over case (``case.first``): the
+    first owner dies at ``case.first``, a second owner takes the run over and dies at
+    ``case``, a third takes it over and finishes."""
+    t0 = time.monotonic()
+    base = {"files": files.to_json(), "broken": broken}
+    violations: list[str] = []
+    dying = ["first"]
+    if case.first is not None:
+        first = _run_worker({**base, **TAKE_OVER, "proc": "first", "owner": "first",
+                             "die_at": case.first.point, "when": case.first.when})
+        _died(first, case.first, violations)
+        dying.append("recover")
+        base = {**base, **TAKE_OVER, "owner": "taker"}
+        died = _died(_run_worker({**base, "proc": "recover", "restart": True,
+                                  "die_at": case.point, "when": case.when}), case, violations)
+        base["owner"] = "finisher"
+    else:
+        died = _died(_run_worker({**base, "proc": "first", "die_at": case.point,
+                                  "when": case.when}), case, violations)
     trace = read_jsonl(files.trace)
-    in_doubt = in_doubt_at_kill([e for e in trace if e["p"] == "first"])
-    second = _run_worker({**base, "proc": "recover", "restart": True})
+    # an effect left in doubt by a dead owner: any application by a later owner is a retry
+    retried_by: dict[str, tuple[str, ...]] = {}
+    for i in range(len(dying)):
+        for jkey in in_doubt_at_kill([e for e in trace if e["p"] in dying[:i + 1]]):
+            retried_by.setdefault(jkey, ("recover", "finish")[i:])
+    in_doubt = tuple(sorted(retried_by))
+    second = _run_worker({**base, "proc": "finish" if case.first else "recover",
+                          "restart": True})
     if second.returncode != 0:
         violations.append(f"recovery failed (exit {second.returncode}): "
                           f"{second.stderr.strip().splitlines()[-1:] or second.stderr}")
     trace = read_jsonl(files.trace)
-    violations.extend(check_durable(files, trace, in_doubt))
+    violations.extend(check_durable(files, trace, in_doubt, retried_by))
     return CaseResult(case, files.store.kind, tuple(violations), died, in_doubt,
                       time.monotonic() - t0)
 
@@ -620,6 +658,7 @@ class CrashReport:
     writes: tuple[str, ...]
     results: tuple[CaseResult, ...]
     broken: str | None = None
+    take_over: bool = False
 
     @property
     def violations(self) -> list[str]:
@@ -637,21 +676,59 @@ def cases_for(writes: Sequence[str]) -> list[Case]:
             for n in range(1, len(writes) + 1) for when in ("before", "after")]
 
 
+def take_over_points(writes: Sequence[str]) -> list[Case]:
+    """Where the first owner dies in the take-over cases: inside the continuation after the
+    answer, right after it claimed the run (a running run to take over) and right after it
+    started the last effect (an effect in doubt under the old epoch)."""
+    last_start = max(i for i, op in enumerate(writes) if op == "effects.start")
+    claim = max(i for i, op in enumerate(writes[:last_start]) if op == "runs.replace")
+    return [Case(i + 1, "after", writes[i]) for i in (claim, last_start)]
+
+
+def take_over_cases(factory: StoreFactory, root: Path, key: str,
+                    writes: Sequence[str]) -> list[Case]:
+    """For each of :func:`take_over_points`: both sides of every write of the owner taking
+    the run over (counted by a dry take-over that does not die)."""
+    cases: list[Case] = []
+    for first in take_over_points(writes):
+        d = str(root / f"dry-take-over-{first.point:03d}")
+        files = prepare(factory(d), d, key_from=key)
+        try:
+            base = {"files": files.to_json(), **TAKE_OVER}
+            _run_worker({**base, "proc": "first", "owner": "first", "die_at": first.point,
+                         "when": first.when})
+            done = _run_worker({**base, "proc": "recover", "owner": "taker", "restart": True})
+            if done.returncode != 0:
+                raise RuntimeError(f"the take-over fails without a crash:\n{done.stderr}")
+            taken = [e["op"] for e in read_jsonl(files.trace)
+                     if e["p"] == "recover" and e["at"] == "after"]
+        finally:
+            drop(files.store)
+        cases.extend(attrs.evolve(c, first=first) for c in cases_for(taken))
+    return cases
+
+
 def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None = None,
                       jobs: int = 2, only: Callable[[Case], bool] | None = None,
-                      progress: Callable[[CaseResult], None] | None = None) -> CrashReport:
+                      progress: Callable[[CaseResult], None] | None = None,
+                      take_over: bool = False) -> CrashReport:
     """Every boundary x (before, after) -- or the cases ``only`` selects -- each in a fresh
-    store."""
+    store; with ``take_over``, also every boundary of an owner taking the run over from one
+    that died (:func:`take_over_cases`)."""
     root = Path(workdir)
     dry_files = prepare(factory(str(root / "dry")), str(root / "dry"))
     try:
         writes = tuple(e["op"] for e in dry_run(dry_files))
     finally:
         drop(dry_files.store)
-    cases = [c for c in cases_for(writes) if only is None or only(c)]
+    cases = cases_for(writes)
+    if take_over:
+        cases += take_over_cases(factory, root, dry_files.key, writes)
+    cases = [c for c in cases if only is None or only(c)]
 
     def one(case: Case) -> CaseResult:
-        d = str(root / f"{case.when}-{case.point:03d}")
+        d = str(root / (f"{case.when}-{case.point:03d}" if case.first is None else
+                        f"take-over-{case.first.point:03d}-{case.when}-{case.point:03d}"))
         files = prepare(factory(d), d, key_from=dry_files.key)
         try:
             return run_case(files, case, broken)
@@ -666,7 +743,7 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
             results.append(res)
             if progress is not None:
                 progress(res)
-    return CrashReport(dry_files.store.kind, writes, tuple(results), broken)
+    return CrashReport(dry_files.store.kind, writes, tuple(results), broken, take_over)
 
 
 # -- any implementation, through the adapter protocol -------------------------------------------
@@ -836,13 +913,18 @@ def crash_adapter(adapter: Adapter, name: str = "adapter") -> AdapterCrashReport
 
 
 def _iter_report(report: CrashReport) -> Iterator[str]:
+    taken = sum(1 for r in report.results if r.case.first is not None)
     yield (f"{report.store}: {len(report.writes)} writes in the scenario, {report.cases} crash "
-           f"cases (before/after each), {len(report.violations)} violations"
+           f"cases (before/after each"
+           + (f"; {taken} of them killing an owner taking the run over" if report.take_over
+              else "")
+           + f"), {len(report.violations)} violations"
            + (f" [BROKEN: {report.broken}]" if report.broken else ""))
     for r in report.results:
         mark = "ok " if not r.violations else "BAD"
         doubt = f" in doubt: {','.join(r.in_doubt)}" if r.in_doubt else ""
-        yield f"  {mark} {r.case.when:>6} {r.case.point:2d} {r.case.op:<22}{doubt}"
+        over = "" if r.case.first is None else f"take-over after {r.case.first.point:2d}: "
+        yield f"  {mark} {over}{r.case.when:>6} {r.case.point:2d} {r.case.op:<22}{doubt}"
         for v in r.violations:
             yield f"      - {v}"
 
@@ -855,6 +937,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     r.add_argument("--broken", choices=BROKEN_VARIANTS)
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    r.add_argument("--take-over", action="store_true",
+                   help="also kill an owner taking the run over (its lease ran out) at each "
+                        "of its writes, after the first owner died inside the continuation")
     r.add_argument("--adapter", metavar="SPEC",
                    help="crash this implementation through the adapter protocol instead, "
                         "spelled as for `pausepoint conform --adapter` (reference, "
@@ -873,7 +958,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         factory = postgres_factory(dsn)
     with tempfile.TemporaryDirectory(prefix="pp-crash-") as tmp:
         t0 = time.monotonic()
-        report = enumerate_crashes(factory, tmp, broken=args.broken, jobs=args.jobs)
+        report = enumerate_crashes(factory, tmp, broken=args.broken, jobs=args.jobs,
+                                   take_over=args.take_over)
         for line in _iter_report(report):
             print(line)
         print(f"{time.monotonic() - t0:.1f} s")
