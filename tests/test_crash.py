@@ -45,7 +45,7 @@ def _check_every_boundary(report: CrashReport) -> None:
     # every write of the scenario, killed before and after it: pause and resume both covered
     assert report.cases == 2 * len(report.writes)
     for op in ("ledger.issue", "checkpoints.write", "world.apply", "effects.start",
-               "ledger.set_result"):
+               "effects.finish", "ledger.set_result", "runs.create", "runs.replace"):
         assert op in report.writes, report.writes
     assert sum(1 for w in report.writes if w == "ledger.transition") == 2  # turn + consume
     assert all(r.died for r in report.results), [r.case for r in report.results if not r.died]
@@ -65,6 +65,26 @@ def test_crash_at_every_boundary_postgres(tmp_path: Path) -> None:
     _check_every_boundary(report)
 
 
+def _taking_over(c: Case) -> bool:
+    return c.first is not None and c.op in ("runs.replace", "effects.start", "effects.finish")
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_crash_while_taking_a_run_over(tmp_path: Path, store: str) -> None:
+    """The run level: the first owner dies inside the continuation (right after claiming the
+    run, and right after starting its last effect); a second owner, its lease run out, takes
+    the run over and is killed at each of its run writes -- the take-over itself, the effect
+    journal's start and finish under its epoch, its progress -- and a third finishes."""
+    factory = sqlite_factory if store == "sqlite" else postgres_factory(pg_dsn())
+    report = enumerate_crashes(factory, str(tmp_path), take_over=True, only=_taking_over)
+    print(_report(report))
+    assert len({r.case.first for r in report.results}) == 2  # both take-over points
+    assert {r.case.op for r in report.results} >= {"runs.replace", "effects.start",
+                                                   "effects.finish"}
+    assert all(r.died for r in report.results), [r.case for r in report.results if not r.died]
+    assert report.violations == [], "\n".join(report.violations)
+
+
 # -- the checks bite -------------------------------------------------------------------------
 
 
@@ -77,6 +97,20 @@ def test_broken_forgetful_journal_is_caught(tmp_path: Path) -> None:
     for r in report.results:
         assert any("applied 2 times" in v for v in r.violations), r
         assert any("retried before" in v for v in r.violations), r
+
+
+def test_broken_forgetful_journal_is_caught_after_a_take_over(tmp_path: Path) -> None:
+    """The first owner dies right after claiming the run; the owner that took it over dies
+    right after applying the effect: a journal that forgets an effect in doubt has the third
+    owner apply it again."""
+    report = enumerate_crashes(sqlite_factory, str(tmp_path), broken="forgetful-journal",
+                               take_over=True,
+                               only=lambda c: c.first is not None
+                               and c.first.op == "runs.replace" and c.op == "world.apply"
+                               and c.when == "after")
+    assert report.cases == 1
+    for r in report.results:
+        assert any("applied 2 times" in v for v in r.violations), r
 
 
 def _around_the_consume(c: Case) -> bool:
