@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import collections
 import multiprocessing
-import queue
 import threading
 import time
 import traceback
@@ -64,6 +63,8 @@ from pausepoint_conformance.faults.testbed import (
     finish,
     load_ring,
     main_on_adapter,
+    next_result,
+    stop_workers,
 )
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.wire import (
@@ -263,24 +264,11 @@ class RacePool:
         self._prefix = uuid.uuid4().hex[:8]  # several pools may share one store
 
     def _get(self, timeout: float) -> tuple[Any, int, str, str]:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                item: tuple[Any, int, str, str] = self._results.get(timeout=0.5)
-                return item
-            except queue.Empty:
-                dead = [p.exitcode for p in self._procs if not p.is_alive()]
-                if dead or time.monotonic() > deadline:
-                    raise RuntimeError(f"race workers stopped answering (exit codes {dead})"
-                                       ) from None
+        item: tuple[Any, int, str, str] = next_result(self._results, self._procs, timeout)
+        return item
 
     def close(self) -> None:
-        for q in self._jobs:
-            q.put(None)
-        for p in self._procs:
-            p.join(timeout=30)
-            if p.is_alive():  # pragma: no cover
-                p.kill()
+        stop_workers(self._jobs, self._procs)
         self._store.close()
 
     def __enter__(self) -> RacePool:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import collections
 import multiprocessing
-import queue
 import random
 import time
 import traceback
@@ -54,7 +53,12 @@ from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
 from pausepoint.stores.base import StoreBundle
-from pausepoint_conformance.faults.testbed import StoreSpec, load_ring
+from pausepoint_conformance.faults.testbed import (
+    StoreSpec,
+    load_ring,
+    next_result,
+    stop_workers,
+)
 
 LEASE_MS: Final = 30_000
 ROUND_MS: Final = 4 * LEASE_MS
@@ -349,10 +353,7 @@ def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
                      jitter_ms)
     results.put(("ready", name, None))
     try:
-        while True:
-            item = jobs.get()
-            if item is None:
-                break
+        for item in iter(jobs.get, None):  # None: stop
             job = Job(**item)
             _set(clock, job.now + (LEASE_MS + 1 if role == "restarter" and job.take_over
                                    else 0))
@@ -496,24 +497,11 @@ class RunRacePool:
         self._prefix = uuid.uuid4().hex[:8]
 
     def _get(self, timeout: float) -> tuple[Any, str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                item: tuple[Any, str, Any] = self._results.get(timeout=0.5)
-                return item
-            except queue.Empty:
-                dead = [p.exitcode for p in self._procs if not p.is_alive()]
-                if dead or time.monotonic() > deadline:
-                    raise RuntimeError(f"race workers stopped answering (exit codes {dead})"
-                                       ) from None
+        item: tuple[Any, str, Any] = next_result(self._results, self._procs, timeout)
+        return item
 
     def close(self) -> None:
-        for q in self._jobs:
-            q.put(None)
-        for p in self._procs:
-            p.join(timeout=30)
-            if p.is_alive():  # pragma: no cover
-                p.kill()
+        stop_workers(self._jobs, self._procs)
         self.harness.deployment.store.close()
 
     def __enter__(self) -> RunRacePool:

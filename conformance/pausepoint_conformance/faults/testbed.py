@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import sys
 import time
 import uuid
@@ -195,3 +196,27 @@ def state_digest(store: StoreBundle) -> str:
     """SHA-256 over every row of every table: equal digests mean nothing was written."""
     text = json.dumps(state_rows(store), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def next_result(results: Any, procs: Sequence[Any], timeout: float) -> Any:
+    """The next item a pool of worker processes put on ``results``; a worker that died, or
+    ``timeout`` seconds of silence, raise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return results.get(timeout=0.5)
+        except queue.Empty:
+            dead = [p.exitcode for p in procs if not p.is_alive()]
+            if dead or time.monotonic() > deadline:
+                raise RuntimeError(f"race workers stopped answering (exit codes {dead})"
+                                   ) from None
+
+
+def stop_workers(jobs: Sequence[Any], procs: Sequence[Any]) -> None:
+    """Tell every worker of a pool to stop (``None`` on its job queue) and wait for it."""
+    for q in jobs:
+        q.put(None)
+    for p in procs:
+        p.join(timeout=30)
+        if p.is_alive():  # pragma: no cover
+            p.kill()
