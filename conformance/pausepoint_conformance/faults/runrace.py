@@ -114,6 +114,7 @@ class WitnessWorld:
         self.applied: list[Applied] = []
         self.consumed: list[str] = []
         self.cancelled: list[tuple[str, int]] = []  # (run, when its cancel took it over)
+        self.notes: list[tuple[str, str]] = []  # (run, what happened to it here)
         self.started_ns = 0
 
     def apply(self, run_id: str, key: str) -> None:
@@ -250,7 +251,29 @@ class WrappedBundle:
         self.inner.close()
 
 
-class StepBlindHarness(Harness):
+class NotingHarness(Harness):
+    """The harness, noting in its world when it lost a run (fenced or cancelled), let one go
+    after a store failure, or opened a recovery pause: what a violation report shows."""
+
+    def _note(self, what: str, run_id: str) -> None:
+        world = self.world
+        assert isinstance(world, WitnessWorld)
+        world.notes.append((run_id, f"{world.process} {what}"))
+
+    def _lost(self, run_id: str) -> None:
+        self._note("lost the run", run_id)
+        super()._lost(run_id)
+
+    def _release(self, owned: RunRecord) -> Any:
+        self._note("released it after a store failure", owned.run_id)
+        return super()._release(owned)
+
+    def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
+        self._note(f"opens a recovery pause for {key} under epoch {run.epoch}", run.run_id)
+        super()._open_recovery(run, state, pc, key)
+
+
+class StepBlindHarness(NotingHarness):
     """DELIBERATELY BROKEN: a continuation for any step."""
 
     def _belongs(self, rec: PauseRecord, run_id: str, pc: int) -> bool:
@@ -276,7 +299,7 @@ def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
         return cast(StoreBundle, WrappedBundle(
             bundle, WitnessLedger(jit(bundle.ledger), world), runs_, effects,
             jit(bundle.payloads), jit(bundle.checkpoints)))
-    cls = StepBlindHarness if broken == "step-blind" else Harness
+    cls = StepBlindHarness if broken == "step-blind" else NotingHarness
     return cls(open_bundle=open_bundle, signer=load_ring(key_path), clock=clock, world=world,
                ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
                owner=owner, lease_ms=LEASE_MS)
@@ -306,6 +329,7 @@ class Outcome:
     answers: list[tuple[str, str]] = attrs.Factory(list)  # (pause, won|replay|refused:..)
     consumed: list[str] = attrs.Factory(list)  # the pauses this process won
     cancelled: list[tuple[str, int]] = attrs.Factory(list)  # run, its cancel's take-over
+    notes: list[tuple[str, str]] = attrs.Factory(list)
     cancels: list[tuple[str, int | None, str]] = attrs.Factory(list)  # run, done at, refusal
     errors: list[str] = attrs.Factory(list)
     restarted: int = 0
@@ -357,7 +381,7 @@ def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
             job = Job(**item)
             _set(clock, job.now + (LEASE_MS + 1 if role == "restarter" and job.take_over
                                    else 0))
-            world.applied, world.consumed, world.cancelled = [], [], []
+            world.applied, world.consumed, world.cancelled, world.notes = [], [], [], []
             out = Outcome()
             try:
                 barrier.wait(timeout=60)
@@ -365,8 +389,8 @@ def worker(role: str, index: int, spec_json: dict[str, Any], key_path: str,
             except Exception:
                 out.errors.append(f"{name}: {traceback.format_exc()[-600:]}")
                 over.wait(ROUND_TIMEOUT_S * 2)
-            out.applied, out.consumed, out.cancelled = (world.applied, world.consumed,
-                                                        world.cancelled)
+            out.applied, out.consumed, out.cancelled, out.notes = (
+                world.applied, world.consumed, world.cancelled, world.notes)
             results.put((job.round, name, attrs.asdict(out, recurse=False)))
     finally:
         h.deployment.store.close()
@@ -454,7 +478,10 @@ def judge(job: Job, outcomes: Sequence[Outcome], finals: dict[str, RunRecord | N
             left = [p.interrupt_id for p in rows
                     if p.run_id == run_id and p.state.phase in lc.LIVE]
             if left:
-                bad.append(f"{run_id} ended {final.status.value} with live pauses {left}")
+                seen = [n for o in outcomes for r, n in o.notes if r == run_id]
+                seen += [f"{a.process} applied {a.key}" for a in applied if a.run_id == run_id]
+                bad.append(f"{run_id} ended {final.status.value} with live pauses {left} "
+                           f"(seen: {seen})")
         recovering = any(p.run_id == run_id and p.claims.name == RECONCILE.name
                          and p.state.phase in lc.LIVE for p in rows)
         report.ends[(final.status.value if final else "missing")
@@ -524,6 +551,7 @@ class RunRacePool:
         _set(self.clock, now)
         parent, child = f"{self._prefix}-{r}-p", f"{self._prefix}-{r}-c"
         self.world.applied, self.world.consumed, self.world.cancelled = [], [], []
+        self.world.notes = []
         self.harness.start(PARENT, run_id=parent, **S)
         self.harness.start(CHILD, run_id=child, parent_run_id=parent, **S)
         take_over = self.rng.random() < 0.5
@@ -551,7 +579,8 @@ class RunRacePool:
         self._over.set()
         outcomes = [Outcome(applied=list(self.world.applied),
                             consumed=list(self.world.consumed),
-                            cancelled=list(self.world.cancelled))]
+                            cancelled=list(self.world.cancelled),
+                            notes=list(self.world.notes))]
         for _ in self.roles:
             r_, _name, out = self._get(120)
             assert r_ == r
