@@ -59,12 +59,12 @@ def test_an_ordinary_run_validates() -> None:
     rep = h.start([eff("a"), ask("approve"), eff("b"), END], run_id="r1", **S)
     (p,) = rep.pauses
     clock.advance(1)
-    assert h.resume(p.token, {"ok": True}, **S).status == "done"
-    assert h.resume(p.token, {"ok": True}, **S).replayed
+    assert h.resume(p.token, {"approved": True}, **S).status == "done"
+    assert h.resume(p.token, {"approved": True}, **S).replayed
     with pytest.raises(PausepointError):
-        h.resume(p.token, {"ok": False}, **S)  # a conflict: in the model too
+        h.resume(p.token, {"approved": False}, **S)  # a conflict: in the model too
     with pytest.raises(PausepointError):
-        h.resume(p.token, {"ok": True}, session_id="other", scope="sc")  # not modelled
+        h.resume(p.token, {"approved": True}, session_id="other", scope="sc")  # not modelled
     assert_valid(trace)
     actions = [x["action"] for x in translate(trace.events)[2:]]
     assert actions.count("ResumeCommit") == 3 and "Tick" in actions
@@ -76,11 +76,11 @@ def test_several_questions_lineage_expiry_and_cancel_validate() -> None:
     first, second = rep.pauses
     h.start([ask("choose", checkpoint_write="fail", fail_checkpoint=True), END],
             run_id="c", parent_run_id="p", **S)
-    h.resume(first.token, {"ok": 1}, **S)
+    h.resume(first.token, {"approved": True}, **S)
     clock.advance(TTL)
     h.expire_due()
     with pytest.raises(PausepointError):
-        h.resume(second.token, {"ok": 1}, **S)
+        h.resume(second.token, {"approved": True}, **S)
     h.start([ask("approve"), END], run_id="q", **S)
     h.cancel("q")
     h.cancel("q")  # already cancelled: nothing happens, nothing is reported
@@ -119,7 +119,7 @@ def test_a_crash_run_of_several_processes_validates(tmp_path: Path) -> None:
     first.start([eff("a"), ask("approve"), eff("b", "crash_after_apply"), END], run_id="r1",
                 **S)
     (p,) = first.published("r1")
-    first.resume(p.token, {"ok": True}, **S)  # dies applying b
+    first.resume(p.token, {"approved": True}, **S)  # dies applying b
     second = process()
     second.trace.emit("crash")  # the file's own record of the death it survived
     second.restart()
@@ -173,7 +173,8 @@ def test_a_race_of_resume_servers_validates(same: bool, tmp_path: Path) -> None:
     for round_ in range(3):
         rep = h.start([ask("approve"), eff("b"), END], run_id=f"r{round_}", **S)
         (p,) = rep.pauses
-        responses = [{"ok": True} if same else {"ok": i} for i in range(4)]
+        responses = [{"approved": True} if same else {"approved": i % 2 == 0, "n": i}
+                     for i in range(4)]
         results = race(trace, servers_for(h, 4, url, trace), p.token, responses)
         assert sum(1 for r in results if not isinstance(r, str) and not r.replayed) == 1
     assert_valid(trace)
@@ -196,8 +197,8 @@ def test_a_double_consume_does_not_validate(tmp_path: Path) -> None:
     stale = real_get(p.interrupt_id)  # both resumes read the row before either commits
     ledger.transition = blind
     ledger.get = lambda iid: stale if iid == p.interrupt_id else real_get(iid)
-    h.resume(p.token, {"ok": 1}, **S)
-    h.resume(p.token, {"ok": 2}, **S)  # reads the stale row, consumes again
+    h.resume(p.token, {"approved": True}, **S)
+    h.resume(p.token, {"approved": False}, **S)  # reads the stale row, consumes again
     v = validate_events(trace.events)
     assert not v.ok and "ResumeCommit" in v.message, v.message
 
