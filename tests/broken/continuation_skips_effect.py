@@ -20,6 +20,7 @@ MAY = (
     "multi.independent",
     "resume.consume.at-most-once",
     "resume.refusal.keeps-pause",
+    "resume.response.strict",
 )
 
 

@@ -14,7 +14,7 @@ from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("resume.refusal.keeps-pause",)
-MAY = ("resume.response.schema",)
+MAY = ("resume.response.schema", "resume.response.strict")
 
 
 ATTEMPTS = 3

@@ -19,11 +19,15 @@ class AnyNameHarness(Harness):
     def _compose(self, bundle: Any) -> Any:
         deployment = super()._compose(bundle)
         service = deployment.service
-        known = service.interaction
+        known, looked_up = service.interaction, service.registry.get
 
         def interaction(name: object) -> Any:
             return known(name) or (Interaction(name) if isinstance(name, str) else None)
+
+        def get(name: str) -> Any:
+            return looked_up(name) or Interaction(name)
         service.interaction = interaction
+        service.registry.get = get  # type: ignore[method-assign]
         return deployment
 
 

@@ -60,7 +60,7 @@ class Interaction:
         JSON mode -- no coercion: ``"false"`` is no ``bool``, ``"7"`` no ``int`` -- or None.
         Validation reads the canonical (RFC 8785) text, so ``1.0`` and ``1`` are one answer in
         every language, and the value handed on is the validated one, never the raw input."""
-        if check_bounds(value) is not None:
+        if not self.within_bounds(value):
             return None
         try:
             text = canonical_json(value)
@@ -70,6 +70,10 @@ class Interaction:
         except (TypeError, ValueError, RecursionError):
             return None
         return Validated(text, validated)
+
+    def within_bounds(self, value: object) -> bool:
+        """Whether ``value`` keeps to the contract's size and depth bound (input.bounded)."""
+        return check_bounds(value) is None
 
     def validate_payload(self, value: object) -> Validated | None:
         return self._validate(self.payload, value)
