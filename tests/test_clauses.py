@@ -201,13 +201,24 @@ LINK = re.compile(r"\]\((?P<file>[^)#\s]*)#(?P<frag>[^)\s]+)\)")
 LINKED_DOCS = ("spec", "docs")
 
 
+HEADING = re.compile(r"^#{1,6} +(?P<title>.+?) *$", re.MULTILINE)
+
+
+def heading_slug(title: str) -> str:
+    """The anchor a Markdown renderer (GitHub's rule) gives a heading: lower case, punctuation
+    but hyphens and underscores dropped, spaces made hyphens."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+
+
 def link_problems(docs: dict[str, str]) -> list[str]:
     """Every ``[...](file.md#anchor)`` or ``[...](#anchor)`` link in ``docs`` (path -> text,
-    paths relative to the repository) whose target document or explicit anchor does not
-    exist, and every anchor defined twice in one document."""
+    paths relative to the repository) whose target document or anchor (explicit, or a
+    heading's) does not exist, and every explicit anchor defined twice in one document."""
     anchors = {path: [m["id"] for m in ANCHOR.finditer(text)] for path, text in docs.items()}
     problems = [f"{path}: anchor {a!r} is defined {ids.count(a)} times"
                 for path, ids in anchors.items() for a in sorted(set(ids)) if ids.count(a) > 1]
+    for path, text in docs.items():
+        anchors[path] += [heading_slug(m["title"]) for m in HEADING.finditer(text)]
     for path, text in docs.items():
         for n, line in enumerate(text.splitlines(), start=1):
             for m in LINK.finditer(line):
@@ -245,6 +256,9 @@ def test_every_clause_is_anchored_by_its_id() -> None:
 def test_link_check_catches_broken_links() -> None:
     good = f'- <a id="{CLAUSES[0].id}"></a>x\nsee [it](#{CLAUSES[0].id})\n'
     assert link_problems({"spec/a.md": good, "spec/b.md": f"[a](a.md#{CLAUSES[0].id})"}) == []
+    headed = {"docs/a.md": "## A rule, and an Exception\n[r](#a-rule-and-an-exception)\n"}
+    assert link_problems(headed) == []
+    assert len(link_problems({"docs/a.md": headed["docs/a.md"] + "[x](#a-rule)\n"})) == 1
     broken = {"spec/a.md": good + "[gone](#no-such-anchor)\n" + '<a id="x"></a><a id="x"></a>',
               "spec/b.md": f"[a](c.md#{CLAUSES[0].id}) [w](https://example.org/#x)"}
     problems = link_problems(broken)
