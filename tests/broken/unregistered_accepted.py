@@ -19,15 +19,12 @@ class AnyNameHarness(Harness):
     def _compose(self, bundle: Any) -> Any:
         deployment = super()._compose(bundle)
         service = deployment.service
-        known, looked_up = service.interaction, service.registry.get
+        known = service.interaction
 
-        def interaction(name: object) -> Any:
-            return known(name) or (Interaction(name) if isinstance(name, str) else None)
-
-        def get(name: str) -> Any:
-            return looked_up(name) or Interaction(name)
+        def interaction(name: object, *, reserved: bool = False) -> Any:
+            return (known(name, reserved=reserved)
+                    or (Interaction(name) if isinstance(name, str) else None))
         service.interaction = interaction
-        service.registry.get = get  # type: ignore[method-assign]
         return deployment
 
 

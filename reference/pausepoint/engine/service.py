@@ -136,11 +136,14 @@ class PauseService:
 
     # -- pause ---------------------------------------------------------------------------
 
-    def interaction(self, name: object) -> Interaction | None:
+    def interaction(self, name: object, *, reserved: bool = False) -> Interaction | None:
+        """The interaction ``name`` asks, or None when it is not registered.  The reserved
+        ``pausepoint.reconcile`` is known only with ``reserved``: to the engine opening a
+        recovery pause, and to a resume of a pause the ledger already holds."""
         if not isinstance(name, str):
             return None
         if name == RECONCILE.name:
-            return RECONCILE
+            return RECONCILE if reserved else None
         return self.registry.get(name)
 
     def payload_digest(self, payload_text: str) -> str:
@@ -166,8 +169,7 @@ class PauseService:
                   run_id=binding.run_id, root_run_id=binding.root_run_id,
                   parent_run_id=binding.parent_run_id, session_id=binding.session_id,
                   thread_id=binding.thread_id, scope=binding.scope)
-        interaction = (RECONCILE if reserved and name == RECONCILE.name
-                       else self.registry.get(name))
+        interaction = self.interaction(name, reserved=reserved)
         valid = None if interaction is None else interaction.validate_payload(payload)
         payload_text = None if valid is None else valid.text
         existing = self.ledger.get(interrupt_id)
@@ -232,7 +234,7 @@ class PauseService:
         at once are checked first, so that they are all taken or none is
         (pause.refusal.before-mint)."""
         out, _text, _checkpoint = self._pause_step(
-            binding, self.registry.get(name), payload, tool_call_id, checkpoint_id,
+            binding, self.interaction(name), payload, tool_call_id, checkpoint_id,
             self.clock.now() + 1)
         if isinstance(out, lc.Refusal):
             raise _refuse(out)
@@ -272,7 +274,7 @@ class PauseService:
         """Answer a pause.  Checks run in the order of resume.refusal.order; the consume is the
         ledger's conditional update, so exactly one of any number of racing resumes wins."""
         claims = self.signer.verify(token)
-        interaction = self.interaction(claims.name)
+        interaction = self.interaction(claims.name, reserved=True)  # the pause was admitted
         validated = None if interaction is None else interaction.validate_response(response)
         response_valid = validated is not None
         response_digest = "" if validated is None else digest(validated.text)
