@@ -64,6 +64,20 @@ class Delegate:
         return getattr(self.inner, name)
 
 
+def machine_harness(machine: Any) -> type[Any]:
+    """A harness whose pause service asks ``machine`` (a lifecycle built from the table with
+    one row changed) instead of the contract's."""
+    from pausepoint.engine.harness import Harness
+
+    class MachineHarness(Harness):
+        def _compose(self, bundle: Any) -> Any:
+            deployment = super()._compose(bundle)
+            deployment.service.machine = machine
+            return deployment
+
+    return MachineHarness
+
+
 def main(make: Any) -> None:
     adapter: Adapter = make()
     sys.exit(serve(adapter))

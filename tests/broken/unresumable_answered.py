@@ -4,13 +4,10 @@ built from the table with that one row changed.  Must fail ``turn.write-failed.s
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
-from _base import main
+from _base import machine_harness, main
 
 from pausepoint.core import lifecycle as lc
-from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("turn.write-failed.stays-paused",)
@@ -20,17 +17,10 @@ _consume = lc.MACHINE.index[(lc.Resume, lc.Phase.RESUMABLE)]
 MACHINE = lc.MACHINE.with_row(attrs.evolve(_consume, source=lc.Phase.PAUSED))
 
 
-class EagerHarness(Harness):
-    def _compose(self, bundle: Any) -> Any:
-        deployment = super()._compose(bundle)
-        deployment.service.machine = MACHINE
-        return deployment
-
-
 class Broken(ReferenceAdapter):
     implementation_name = "broken: unresumable pauses answered"
 
-    harness_class = EagerHarness
+    harness_class = machine_harness(MACHINE)
 
 
 def make() -> Broken:
