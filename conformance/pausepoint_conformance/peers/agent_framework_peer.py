@@ -57,11 +57,11 @@ from typing import Any, Final
 import attrs
 from agent_framework import (
     Agent,
+    AgentResponse,
     AgentSession,
     BaseChatClient,
     ChatResponse,
     Content,
-    AgentResponse,
     FunctionInvocationConfiguration,
     FunctionInvocationLayer,
     FunctionTool,

@@ -16,15 +16,17 @@ temporary directory; no model is involved (the steps of a scripted run are workf
 an ``effect`` is a ``@DBOS.step()`` applying its key to the world; a ``gate`` asks its policy
 (:class:`pausepoint.core.gate.ThresholdGate`: a denial ends the run, an ask is a question
 ``approve``); an ``interrupt`` asks its questions (``names``: several at once, answered in
-any order) -- the workflow publishes where it stands with ``DBOS.set_event("stand", ...)``
-(the questions pending; DBOS's agent-inbox pattern) and waits with ``DBOS.recv("step<i>",
-timeout_seconds=...)``, one topic per script step.  A message names the question it answers;
-one for a question not pending (a repeat) is dropped.  The answer is recorded with
+any order) -- the workflow checkpoints its wait (``DBOS.recv("step<i>", timeout_seconds=0)``:
+an answer may be there already), publishes where it stands with ``DBOS.set_event("stand",
+...)`` (the questions pending; DBOS's agent-inbox pattern) and waits with
+``DBOS.recv("step<i>", timeout_seconds=...)``, one topic per script step.  A message names
+the question it answers; one for a question not pending (a repeat) is dropped.  The answer is recorded with
 ``DBOS.set_event("answer:<question>", ...)``.  ``handlers`` are a ``try / except Exception /
 finally`` around the wait.  ``checkpoint: "none"`` runs the same code as a plain function, not
 a workflow -- DBOS then refuses the pause itself (``recv()`` must be called from within a
 workflow: refused ``checkpoint_missing``).  ``checkpoint_write: "fail"`` makes the system
-database's write of that wait's durable timeout (its checkpoint) fail, as a full disk would.
+database's write of that wait's durable timeout (its checkpoint) fail, as a full disk would:
+the workflow ends in error before it shows the question.
 A ``start`` naming a parent run is skipped: a DBOS child workflow is started by its parent's
 code, not by a caller.  Effect faults are skipped by the scoring rule.
 
@@ -113,6 +115,10 @@ SLICE: Final[float] = 1.0
 POLL: Final[float] = 0.01
 """Seconds between DBOS's polls of its SQLite system database (its default is 1)."""
 
+STATUS_EVERY: Final[float] = 0.1
+"""Seconds between looks at the status of a workflow that does not stand yet (it may have
+ended without standing: an error, a cancel)."""
+
 SETTLE_TIMEOUT: Final[float] = 60.0
 """Seconds a workflow may take to stand (pause or end) before the operation errors."""
 
@@ -161,7 +167,9 @@ def _play(world: str, run_id: str, script: list[Any]) -> str:
     def stand(pending: list[str], done: bool = False) -> None:
         nonlocal seq
         seq += 1
-        DBOS.set_event(STAND, {"seq": seq, "pending": pending, "done": done})
+        stood = {"seq": seq, "pending": pending, "done": done}
+        DBOS.set_event(STAND, stood)
+        DBOS.set_event(f"{STAND}:{seq}", stood)
 
     for i, s in enumerate(steps):
         if isinstance(s, EndStep):
@@ -182,11 +190,14 @@ def _play(world: str, run_id: str, script: list[Any]) -> str:
         pending = [question_id(i, j) for j in range(width)]
         try:
             while pending:
-                stand(list(pending))
-                while True:
+                # the wait is checkpointed (an answer may be there already) before it is shown
+                msg = DBOS.recv(f"step{i}", timeout_seconds=0)
+                shown = False
+                while not (isinstance(msg, dict) and msg.get("question") in pending):
+                    if not shown:
+                        stand(list(pending))
+                        shown = True
                     msg = DBOS.recv(f"step{i}", timeout_seconds=SLICE)
-                    if isinstance(msg, dict) and msg.get("question") in pending:
-                        break
                 pending.remove(msg["question"])
                 DBOS.set_event(f"{ANSWER}{msg['question']}", msg.get("response"))
         except Exception:  # the user's catch-all around the pause point
@@ -334,12 +345,13 @@ class DBOSAdapter(StoredPeerAdapter):
         return got
 
     def _settled(self, plan: _Plan, after: int) -> tuple[RunStatus, list[str]]:
-        """Wait until the workflow stands at a ``seq`` past ``after`` (paused or done), or has
-        ended without standing (error, cancelled)."""
+        """Wait until the workflow stands for the first time after its stand ``after`` (paused
+        or done), or has ended without standing (error, cancelled)."""
         deadline = time.monotonic() + SETTLE_TIMEOUT
         while time.monotonic() < deadline:
-            stand = self._stand(plan)
-            if stand is not None and stand["seq"] > after:
+            stand = DBOS.get_event(plan.workflow_id, f"{STAND}:{after + 1}",
+                                   timeout_seconds=STATUS_EVERY)
+            if stand is not None:
                 return (RunStatus.DONE if stand["done"] else RunStatus.PAUSED,
                         list(stand["pending"]))
             status = DBOS.get_workflow_status(plan.workflow_id)
@@ -347,7 +359,6 @@ class DBOSAdapter(StoredPeerAdapter):
                                                          "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
                 return (RunStatus.CANCELLED if status.status == "CANCELLED"
                         else RunStatus.ERROR), []
-            time.sleep(POLL)
         raise TimeoutError(f"workflow {plan.workflow_id} did not stand in time")
 
     def _publish(self, plan: _Plan, question: str) -> PublishedPause:
@@ -388,8 +399,8 @@ class DBOSAdapter(StoredPeerAdapter):
         if args.parent_run_id is not None:
             return Skipped(reason="a DBOS child workflow is started by its parent workflow's "
                                   "code, not by a caller naming a parent")
-        plan = self._plans.get(args.run_id) or _plan(
-            args.run_id, f"g{self._gen}-{args.run_id}", args.script)
+        known = self._plans.get(args.run_id)
+        plan = known or _plan(args.run_id, f"g{self._gen}-{args.run_id}", args.script)
         script = [s.model_dump(mode="json") for s in plan.script]
 
         def go() -> RunReport | Refused:
@@ -408,6 +419,10 @@ class DBOSAdapter(StoredPeerAdapter):
             # a second start of the id: DBOS hands back the workflow already there
             with SetWorkflowID(plan.workflow_id):
                 DBOS.start_workflow(scripted_run, self._key, plan.run_id, script)
+            stand = self._stand(plan) if known is not None else None
+            if stand is not None:  # where the workflow already there stands now
+                return self._report(plan, RunStatus.DONE if stand["done"] else RunStatus.PAUSED,
+                                    list(stand["pending"]))
             return self._report(plan, *self._settled(plan, 0))
         return as_result(attempt(go))
 
