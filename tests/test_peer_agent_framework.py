@@ -9,15 +9,23 @@ parallel calls none runs until all are answered; an approval must be ``{"approve
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from pausepoint_conformance.peers.agent_framework_peer import AgentFrameworkAdapter
 from pausepoint_conformance.protocol.wire import InterruptStep, Ok, RaceResumeArgs, Refused
 from pausepoint_conformance.suite.framework import ask, effect
 from pausepoint_conformance.suite.runner import SuiteResult, Verdict
-from peer_checks import adapters, answer, count, having, measured, phase, started, why
+from peer_checks import (
+    adapters,
+    answer,
+    count,
+    having,
+    measured,
+    no_network,
+    phase,
+    started,
+    why,
+)
 
 FAILED = {
     "pause.interaction.registered", "pause.payload.schema", "pause.refusal.order",
@@ -90,14 +98,7 @@ def test_an_approval_is_approved_bool(adapter: AgentFrameworkAdapter) -> None:
 
 def test_nothing_reaches_the_network(adapter: AgentFrameworkAdapter,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    tried: list[object] = []
-
-    def refuse(self: socket.socket, address: object) -> None:
-        tried.append(address)
-        raise OSError("no network in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    tried = no_network(monkeypatch)
     (p,) = started(adapter, "r1", ask("approve"), effect("b")).pauses
     done = adapter.resume(answer(p))
     assert isinstance(done, Ok) and done.data.run.status == "done"

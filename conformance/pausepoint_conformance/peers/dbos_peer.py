@@ -20,15 +20,15 @@ any order) -- the workflow checkpoints its wait (``DBOS.recv("step<i>", timeout_
 an answer may be there already), publishes where it stands with ``DBOS.set_event("stand",
 ...)`` (the questions pending; DBOS's agent-inbox pattern) and waits with
 ``DBOS.recv("step<i>", timeout_seconds=...)``, one topic per script step.  A message names
-the question it answers; one for a question not pending (a repeat) is dropped.  The answer is recorded with
-``DBOS.set_event("answer:<question>", ...)``.  ``handlers`` are a ``try / except Exception /
-finally`` around the wait.  ``checkpoint: "none"`` runs the same code as a plain function, not
-a workflow -- DBOS then refuses the pause itself (``recv()`` must be called from within a
-workflow: refused ``checkpoint_missing``).  ``checkpoint_write: "fail"`` makes the system
-database's write of that wait's durable timeout (its checkpoint) fail, as a full disk would:
-the workflow ends in error before it shows the question.
-A ``start`` naming a parent run is skipped: a DBOS child workflow is started by its parent's
-code, not by a caller.  Effect faults are skipped by the scoring rule.
+the question it answers; one for a question not pending (a repeat) is dropped.  The answer
+is recorded with ``DBOS.set_event("answer:<question>", ...)``.  ``handlers`` are a ``try /
+except Exception / finally`` around the wait.  ``checkpoint: "none"`` runs the same code as a
+plain function, not a workflow -- DBOS then refuses the pause itself (``set_event()`` /
+``recv()`` must be called from within a workflow: refused ``checkpoint_missing``).
+``checkpoint_write: "fail"`` makes the system database's write of that wait's durable timeout
+(its checkpoint) fail, as a full disk would: the workflow ends in error before it shows the
+question.  A ``start`` naming a parent run is skipped: a DBOS child workflow is started by
+its parent's code, not by a caller.  Effect faults are skipped by the scoring rule.
 
 **Adapter-supplied machinery** (disclosed on the page): ``recv`` waits in slices of
 :data:`SLICE` seconds (a ``None`` at a slice's end and the workflow waits again) so that the
