@@ -5,6 +5,7 @@ clause by clause, and a peer adapter driven the way the checks drive it (session
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -105,3 +106,17 @@ def phase(adapter: Adapter, interrupt_id: str) -> str:
     res = adapter.pause_state(PauseStateArgs(interrupt_id=interrupt_id))
     assert isinstance(res, Ok), res
     return str(res.data.phase)
+
+
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every socket connection refused from now on (for the test's rest); the addresses tried
+    are collected in the list returned."""
+    tried: list[object] = []
+
+    def refuse(self: socket.socket, address: object) -> None:
+        tried.append(address)
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    return tried

@@ -10,6 +10,7 @@ keep the bookkeeping around them in one place.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -18,11 +19,11 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
-from typing import ClassVar, Final, Literal, TypeVar
+from typing import Any, ClassVar, Final, Literal, TypeVar
 
 import attrs
 
-from pausepoint.core.clauses import Group
+from pausepoint.core.clauses import ErrorCode, Group
 from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.adapters.reference import INTERACTIONS
@@ -38,6 +39,7 @@ from pausepoint_conformance.protocol.wire import (
     EffectStep,
     EndStep,
     Errored,
+    GateStep,
     HelloData,
     Implementation,
     InterruptStep,
@@ -119,6 +121,83 @@ def unrealisable(framework: Framework, step: Step, tool_names: frozenset[str]) -
         return (f"{who} asks in its runner before the tool function runs: no user code sits "
                 "around the pause point")
     return None
+
+
+@attrs.frozen
+class ToolCall:
+    """A tool call a scripted model makes: the tool, its arguments (JSON text) and its call
+    id -- ``None``: the model makes one up; ``""``: the call has none."""
+
+    tool: str
+    arguments: str
+    call_id: str | None = None
+
+
+@attrs.frozen
+class ModelScript:
+    """A script as a tool-calling model plays it: one turn of tool calls per step until the
+    end -- an effect a call of the tool ``effect``; a gate a call of the tool ``gate_<i>``
+    (in :attr:`gates`); a question a call of the tool named like the interaction, with the
+    payload as its arguments, several at once parallel calls -- and the interaction each tool
+    asks (:attr:`questions`: a gate asks :data:`GATE_QUESTION`)."""
+
+    turns: tuple[tuple[ToolCall, ...], ...]
+    gates: tuple[tuple[str, GateStep], ...]
+    questions: dict[str, str]
+
+    def turn(self, calls_made: int) -> int | None:
+        """The turn a model plays once the conversation holds ``calls_made`` tool calls (so it
+        answers any saved state from the history alone), or ``None`` after the last."""
+        k = 0
+        while k < len(self.turns) and calls_made >= len(self.turns[k]):
+            calls_made -= len(self.turns[k])
+            k += 1
+        return k if k < len(self.turns) else None
+
+
+GATE_QUESTION: Final[str] = "approve"
+"""The interaction a gate asks when it needs a person."""
+
+DENIED: Final[str] = "denied"
+"""How a gate tool's output starts when the gate denies: the model ends the run on it."""
+
+
+def model_script(script: Sequence[Step]) -> ModelScript:
+    """The model's turns for ``script``: a tool pause (a tool interaction) without the script's
+    tool call id is a call with none; any other call without one gets one made up."""
+    turns: list[tuple[ToolCall, ...]] = []
+    gates: list[tuple[str, GateStep]] = []
+    questions = {i.name: i.name for i in INTERACTIONS}
+    tools = {i.name: i for i in INTERACTIONS}
+    for i, step in enumerate(script):
+        if isinstance(step, EndStep):
+            break
+        if isinstance(step, EffectStep):
+            turns.append((ToolCall("effect", json.dumps({"key": step.key})),))
+        elif isinstance(step, GateStep):
+            name = f"gate_{i}"
+            gates.append((name, step))
+            questions[name] = GATE_QUESTION
+            turns.append((ToolCall(name, json.dumps({"amount": step.amount})),))
+        else:
+            assert isinstance(step, InterruptStep)
+            args = json.dumps(step.payload)
+            turns.append(tuple(
+                ToolCall(name, args, step.tool_call_id if step.tool_call_id is not None
+                         else "" if name in tools and tools[name].tool else None)
+                for name in step.all_names()))
+    return ModelScript(turns=tuple(turns), gates=tuple(gates), questions=questions)
+
+
+def approval(response: Any) -> bool | Refused:
+    """A person's decision on an approval: the response must be ``{"approved": bool}`` (the
+    framework's answer is approve or reject, nothing else); any other answer is refused
+    ``response_invalid``."""
+    if isinstance(response, dict) and isinstance(response.get("approved"), bool):
+        return bool(response["approved"])
+    return Refused(code=ErrorCode.RESPONSE_INVALID.value,
+                   message=f"an approval is {{approved: bool}}, not {response!r:.60}",
+                   clause="resume.response.schema")
 
 
 def no_refusal(exc: Exception) -> Refused | None:

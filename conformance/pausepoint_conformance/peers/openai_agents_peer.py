@@ -118,24 +118,25 @@ from pausepoint.core.gate import Decision, ThresholdGate
 from pausepoint.engine.harness import MemoryWorld
 from pausepoint_conformance.adapters.reference import INTERACTIONS
 from pausepoint_conformance.peers.base import (
+    DENIED,
     NO_EXPIRY,
     TOKEN_SEPARATOR,
     Framework,
+    ModelScript,
     StoredPeerAdapter,
+    approval,
     as_result,
     attempt,
+    model_script,
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
 from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
-    EffectStep,
     Empty,
-    EndStep,
     GateStep,
     HelloArgs,
     HelloData,
-    InterruptStep,
     PauseKind,
     PauseStateArgs,
     PhaseData,
@@ -150,7 +151,6 @@ from pausepoint_conformance.protocol.wire import (
     RunReport,
     RunStatus,
     StartArgs,
-    Step,
 )
 
 MAX_TURNS: Final[int] = 1000
@@ -158,12 +158,6 @@ MAX_TURNS: Final[int] = 1000
 10 would end long scripts)."""
 
 RUN_CONFIG: Final[RunConfig] = RunConfig(tracing_disabled=True)
-
-DENIED: Final[str] = "denied"
-"""How a gate tool's output starts when the gate denies: the model ends the run on it."""
-
-GATE_QUESTION: Final[str] = "approve"
-"""The interaction a gate asks when it needs a person."""
 
 FRAMEWORK: Final = Framework(
     "the OpenAI Agents SDK", frozenset({Group.MULTI_PAUSE, Group.CONCURRENCY}),
@@ -174,16 +168,6 @@ in its runner, before the tool function runs."""
 
 
 # -- the model: a script played one turn at a time ---------------------------------------------
-
-
-@attrs.frozen
-class _Call:
-    """A tool call the model makes: the tool, its arguments (JSON text) and its call id --
-    ``None``: the model makes one up; ``""``: the call has none."""
-
-    tool: str
-    arguments: str
-    call_id: str | None = None
 
 
 def _get(item: object, key: str) -> Any:
@@ -200,25 +184,21 @@ class ScriptModel(Model):
     Not the SDK's ``agents.testing.ScriptedModel``: that one hands out its steps in call order,
     so a state resumed twice, or after a restart, would get the wrong turn."""
 
-    def __init__(self, turns: Sequence[Sequence[_Call]]) -> None:
-        self.turns = [tuple(t) for t in turns]
+    def __init__(self, script: ModelScript) -> None:
+        self.script = script
 
     def _next(self, history: Sequence[object]) -> list[TResponseOutputItem]:
         outputs = [_get(i, "output") for i in history if _get(i, "type") == "function_call_output"]
-        made = sum(1 for i in history if _get(i, "type") == "function_call")
-        k = 0
-        while k < len(self.turns) and made >= len(self.turns[k]):
-            made -= len(self.turns[k])
-            k += 1
+        k = self.script.turn(sum(1 for i in history if _get(i, "type") == "function_call"))
         denied = bool(outputs) and str(outputs[-1]).startswith(DENIED)
-        if k >= len(self.turns) or denied:
+        if k is None or denied:
             return [ResponseOutputMessage(
                 id="msg", type="message", role="assistant", status="completed",
                 content=[ResponseOutputText(type="output_text", text="done", annotations=[])])]
         return [ResponseFunctionToolCall(
             type="function_call", name=c.tool, arguments=c.arguments, status="completed",
             call_id=f"call_{uuid.uuid4().hex}" if c.call_id is None else c.call_id)
-            for c in self.turns[k]]
+            for c in self.script.turns[k]]
 
     async def get_response(self, system_instructions: str | None,
                            input: str | list[TResponseInputItem],  # noqa: A002 -- the SDK's Model keyword
@@ -246,9 +226,7 @@ class _Run:
     restart), and the interaction each approval-needing tool asks."""
 
     run_id: str
-    turns: tuple[tuple[_Call, ...], ...]
-    gates: tuple[tuple[str, GateStep], ...]
-    questions: dict[str, str]
+    script: ModelScript
 
 
 @attrs.frozen
@@ -276,16 +254,6 @@ def _refusal(exc: Exception) -> Refused | None:
                            message=f"the SDK refused the call: {text}",
                            clause="pause.tool-call.bound")
     return None
-
-
-def _approved(response: Any) -> bool | Refused:
-    """The person's decision: the response must be ``{"approved": bool}`` (the SDK's answer is
-    approve or reject, nothing else); any other answer is refused ``response_invalid``."""
-    if isinstance(response, dict) and isinstance(response.get("approved"), bool):
-        return bool(response["approved"])
-    return Refused(code=ErrorCode.RESPONSE_INVALID.value,
-                   message=f"an approval is {{approved: bool}}, not {response!r:.60}",
-                   clause="resume.response.schema")
 
 
 def _payload(arguments: Any) -> Any:
@@ -326,31 +294,6 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
 
     # -- a script as an agent ------------------------------------------------------------------
 
-    def _define(self, run_id: str, script: Sequence[Step]) -> _Run:
-        """The model's turns: one per step, until the end."""
-        turns: list[tuple[_Call, ...]] = []
-        gates: list[tuple[str, GateStep]] = []
-        questions = {i.name: i.name for i in INTERACTIONS}
-        tools = {i.name: i for i in INTERACTIONS}
-        for i, step in enumerate(script):
-            if isinstance(step, EndStep):
-                break
-            if isinstance(step, EffectStep):
-                turns.append((_Call("effect", json.dumps({"key": step.key})),))
-            elif isinstance(step, GateStep):
-                name = f"gate_{i}"
-                gates.append((name, step))
-                questions[name] = GATE_QUESTION
-                turns.append((_Call(name, json.dumps({"amount": step.amount})),))
-            else:
-                assert isinstance(step, InterruptStep)
-                args = json.dumps(step.payload)
-                turns.append(tuple(
-                    _Call(name, args, step.tool_call_id if step.tool_call_id is not None
-                          else "" if name in tools and tools[name].tool else None)
-                    for name in step.all_names()))
-        return _Run(run_id=run_id, turns=tuple(turns), gates=tuple(gates), questions=questions)
-
     def _effect_tool(self, run_id: str) -> FunctionTool:
         world = self._world
 
@@ -389,10 +332,10 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
         """The run's agent (``fresh``: another one, as another server would build it)."""
         if fresh or run.run_id not in self._agents:
             agent: Agent[Any] = Agent(
-                name="scripted-run", model=ScriptModel(run.turns),
+                name="scripted-run", model=ScriptModel(run.script),
                 tools=[*(self._question_tool(i.name, i.description) for i in INTERACTIONS),
                        self._effect_tool(run.run_id),
-                       *(self._gate_tool(name, step) for name, step in run.gates)])
+                       *(self._gate_tool(name, step) for name, step in run.script.gates)])
             if fresh:
                 return agent
             self._agents[run.run_id] = agent
@@ -408,7 +351,8 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
         call_id = str(_get(item.raw_item, "call_id") or "")
         tool = item.tool_name or ""
         return PublishedPause(
-            interrupt_id=call_id, run_id=run.run_id, name=run.questions.get(tool, tool),
+            interrupt_id=call_id, run_id=run.run_id,
+            name=run.script.questions.get(tool, tool),
             kind=PauseKind.ASK, payload=_payload(_get(item.raw_item, "arguments")),
             token=f"{run.run_id}{TOKEN_SEPARATOR}{call_id}", resumable=True,
             expires_at=NO_EXPIRY, tool_call_id=call_id)
@@ -454,7 +398,7 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
         skipped = self.skipped(args.script)
         if skipped is not None:
             return skipped
-        run = self._define(args.run_id, args.script)
+        run = _Run(run_id=args.run_id, script=model_script(args.script))
 
         def go() -> RunReport:
             self._runs[run.run_id] = run
@@ -484,7 +428,7 @@ class OpenAIAgentsAdapter(StoredPeerAdapter):
 
     def _answer(self, r: _Resolved, response: Any) -> ResumeData | Refused:
         """Approve or reject, continue the run, save its new state."""
-        approved = _approved(response)
+        approved = approval(response)
         if isinstance(approved, Refused):
             return approved
         if approved:
