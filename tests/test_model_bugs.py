@@ -12,6 +12,7 @@ import attrs
 import pytest
 
 from pausepoint.system import model as m
+from pausepoint.system import runmodel as rm
 from pausepoint_conformance.modelcheck import lockstep as mc
 
 MODELS = mc.load_manifest()["models"]
@@ -23,7 +24,8 @@ def _cfg(name: str) -> m.Config:
 
 
 def test_every_seeded_bug_has_a_model_and_every_property_a_bug() -> None:
-    assert set(BUG_MODELS) == set(m.SEEDED_BUGS)
+    assert set(BUG_MODELS) == set(m.SEEDED_BUGS) | set(rm.SEEDED_BUGS)
+    assert not set(m.SEEDED_BUGS) & set(rm.SEEDED_BUGS)
     caught = {prop for prop, _ in m.SEEDED_BUGS.values()}
     # every property has a design bug that only it is asked to catch, but the type invariant
     # and the properties older than the seeded bugs (caught by the lockstep and the tests of
@@ -49,16 +51,71 @@ def test_python_model_with_the_bug_fails_its_own_property(bug: str) -> None:
     assert clean.verdict == "pass", clean.violations[:1]
 
 
-@pytest.mark.parametrize("bug", sorted(m.SEEDED_BUGS))
+@pytest.mark.parametrize("bug", sorted(m.SEEDED_BUGS) + sorted(rm.SEEDED_BUGS))
 def test_tlc_recorded_the_seeded_bugs_counterexample(bug: str) -> None:
     """What TLC printed when the bug was seeded in the spec (tla/results/)."""
     spec = MODELS[BUG_MODELS[bug]]
-    prop, _ = m.SEEDED_BUGS[bug]
+    prop, _ = {**m.SEEDED_BUGS, **rm.SEEDED_BUGS}[bug]
     assert spec["expect"] == "violation" and spec["violates"] == [prop]
     assert spec["tlc"]["outcome"] == "violation" and spec["tlc"]["violated"] == prop
     out = (mc.TLA_DIR / spec["result_file"]).read_text()
-    assert f" {prop} is violated" in out
-    assert "The behavior up to this point is:" in out
+    if prop in rm.LIVENESS:
+        assert f"Temporal property {prop} was violated" in out
+        assert "The following behavior constitutes a counter-example:" in out
+    else:
+        assert f" {prop} is violated" in out
+        assert "The behavior up to this point is:" in out
+
+
+# -- the run level (issue 8's six failures) ----------------------------------------------------
+
+RUN_PROPERTIES = {**rm.INVARIANTS, **rm.ACTION_PROPERTIES, **rm.LIVENESS}
+
+
+def test_every_run_level_property_has_a_bug() -> None:
+    caught = {prop for prop, _ in rm.SEEDED_BUGS.values()}
+    assert caught | {"RunTypeOK", "NoEffectAfterCancel", "EpochNeverDecreases"} == set(
+        RUN_PROPERTIES)
+
+
+@pytest.mark.parametrize("bug", sorted(rm.SEEDED_BUGS))
+def test_run_model_with_the_bug_fails_its_own_property(bug: str) -> None:
+    """runmodel.py built with the bug fails the property TLC reported, found by the Python
+    explorer alone (a liveness property: a reachable state from which the run can never move
+    on); the same constants without the bug pass every property."""
+    prop, _ = rm.SEEDED_BUGS[bug]
+    spec = MODELS[BUG_MODELS[bug]]
+    assert mc.is_run_level(spec)
+    cfg = mc.run_config_from_constants(spec["constants"])
+    assert cfg.seeded_bugs == frozenset({bug})
+    ex = mc.explore(cfg, fingerprints=False,
+                    invariants={k: v for k, v in rm.INVARIANTS.items() if k == prop},
+                    action_properties={k: v for k, v in rm.ACTION_PROPERTIES.items()
+                                       if k == prop},
+                    liveness={k: v for k, v in rm.LIVENESS.items() if k == prop})
+    assert ex.verdict == "violation", bug
+    assert ex.violations[0].invariant == prop
+    clean = mc.explore(attrs.evolve(cfg, seeded_bugs=frozenset()), fingerprints=False)
+    assert clean.verdict == "pass", clean.violations[:1]
+
+
+def test_the_run_explorer_finds_each_properties_violation_without_its_guard() -> None:
+    """The properties no seeded bug is named for fail too when their guard goes: an effect
+    journalled after the cancel (the journal start without its epoch condition) is caught by
+    NoEffectAfterCancel, a fenced writer restoring its epoch by EpochNeverDecreases."""
+    cfg = mc.run_config_from_constants(
+        MODELS["MCPausepointRunsBugJournalUpsert"]["constants"])
+    cfg = attrs.evolve(cfg, servers=2, seeded_bugs=frozenset({"journal_upsert"}))
+    ex = mc.explore(cfg, fingerprints=False,
+                    invariants={"NoEffectAfterCancel": rm.NoEffectAfterCancel},
+                    action_properties={}, liveness={})
+    assert [v.invariant for v in ex.violations] == ["NoEffectAfterCancel"]
+    cfg = mc.run_config_from_constants(
+        MODELS["MCPausepointRunsBugUnfencedProgress"]["constants"])
+    ex = mc.explore(cfg, fingerprints=False, invariants={},
+                    action_properties={"EpochNeverDecreases": rm.EpochNeverDecreases},
+                    liveness={})
+    assert [v.invariant for v in ex.violations] == ["EpochNeverDecreases"]
 
 
 def test_liveness_without_fairness_fails_in_tlc() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pausepoint.system import model as m
+from pausepoint.system import runmodel as rm
 from pausepoint_conformance.modelcheck import lockstep as mc
 
 MANIFEST = mc.load_manifest()
@@ -37,11 +38,15 @@ def test_liveness_model_is_in_lockstep_with_tlc() -> None:
     assert res.exploration.generated == MODELS["MCPausepointLive"]["tlc"]["generated"]
 
 
-def test_a_changed_model_breaks_the_lockstep() -> None:
-    """Drop one kind of step (the clock) from the Python side: the state sets differ."""
-    def no_tick(cfg: m.Config, s: m.System) -> list[m.Labelled]:
-        return [x for x in m.successors(cfg, s) if x.action != "Tick"]
-    res = mc.lockstep("MCPausepointLive", MODELS["MCPausepointLive"], successors=no_tick)
+@pytest.mark.parametrize(("name", "action"), [("MCPausepointLive", "Tick"),
+                                              ("MCPausepointRuns", "Redeliver")])
+def test_a_changed_model_breaks_the_lockstep(name: str, action: str) -> None:
+    """Drop one kind of step (the clock; at the run level, late continuations) from the
+    Python side: the state sets differ."""
+    def without(cfg: m.Config | rm.RunConfig, s: m.System | rm.World) -> list[object]:
+        succ = rm.successors if isinstance(cfg, rm.RunConfig) else m.successors
+        return [x for x in succ(cfg, s) if x.action != action]  # type: ignore[arg-type]
+    res = mc.lockstep(name, MODELS[name], successors=without)
     assert not res.ok
     assert res.missing > 0 and res.extra == 0
 
@@ -107,7 +112,10 @@ def test_parser_reads_tlc_value_forms() -> None:
 
 def test_config_constants_roundtrip() -> None:
     for spec in MODELS.values():
-        if "constants" in spec:
+        if "constants" in spec and mc.is_run_level(spec):
+            run_cfg = mc.run_config_from_constants(spec["constants"])
+            assert mc.run_constants_from_config(run_cfg) == spec["constants"]
+        elif "constants" in spec:
             cfg = mc.config_from_constants(spec["constants"])
             assert mc.constants_from_config(cfg) == spec["constants"]
 
@@ -165,3 +173,91 @@ def test_the_ci_liveness_model_reaches_the_hard_cases() -> None:
             "not_resumable", "outcome_unknown"} <= told
     assert any(run.cancel == m.CancelStep.SCANNED and run.phase == m.RunPhase.RUNNING
                for s in seen for run in s.runs)
+
+
+# -- the run level (tla/PausepointRuns.tla, pausepoint.system.runmodel) ------------------------
+
+RUN_LOCKSTEP = [n for n, spec in mc.lockstep_models(MANIFEST) if mc.is_run_level(spec)]
+
+
+def test_the_run_level_has_lockstep_models() -> None:
+    assert set(RUN_LOCKSTEP) == {"MCPausepointRuns", "MCPausepointRunsTree"}
+    for name in RUN_LOCKSTEP:
+        assert MODELS[name]["tlc"]["distinct"] >= 10_000
+    # several restarters beside the servers: TLC only, recorded passing
+    spec = MODELS["MCPausepointRunsRestarters"]
+    assert "states_file" not in spec and spec["constants"]["restarters"] == 2
+    assert spec["tlc"]["outcome"] == "pass" and spec["tlc"]["distinct"] > 0
+
+
+@pytest.mark.parametrize("name", RUN_LOCKSTEP)
+def test_run_level_model_is_in_lockstep_with_tlc(name: str) -> None:
+    """runmodel explored exhaustively (every invariant, action property and the liveness
+    property) reaches exactly TLC's states, with TLC's counts."""
+    res = _lockstep(name)
+    ex = res.exploration
+    assert ex.violations == ()
+    assert (res.missing, res.extra) == (0, 0)
+    assert ex.distinct == MODELS[name]["tlc"]["distinct"]
+    assert ex.depth == MODELS[name]["tlc"]["depth"]
+    assert ex.generated == MODELS[name]["tlc"]["generated"]
+
+
+def test_run_property_names_agree_between_spec_and_model() -> None:
+    """Every property of runmodel.py is defined under the same name in PausepointRuns.tla and
+    checked by each run-level lockstep model's cfg."""
+    spec = (mc.TLA_DIR / "PausepointRuns.tla").read_text()
+    names = set(rm.INVARIANTS) | set(rm.ACTION_PROPERTIES) | set(rm.LIVENESS)
+    for name in names:
+        assert f"\n{name} ==" in spec, name
+    for model in RUN_LOCKSTEP:
+        cfg = (mc.TLA_DIR / f"{model}.cfg").read_text()
+        checked = set(" ".join(x.split(maxsplit=1)[1] for x in cfg.splitlines()
+                               if x.startswith(("INVARIANTS", "PROPERTIES"))).split())
+        assert checked == names
+        assert "SPECIFICATION LiveSpec" in cfg
+
+
+def test_run_renderer_is_the_tlc_syntax() -> None:
+    """TLC's initial state of the run level (its own output, recorded with the results) parses
+    to runmodel.initial's rendering."""
+    out = (mc.TLA_DIR / MODELS["MCPausepointRunsBugUnfencedProgress"]["result_file"]).read_text()
+    first = next(mc.parse_states(out[out.index("State 1:"):]))
+    cfg = mc.run_config_from_constants(MODELS["MCPausepointRunsBugUnfencedProgress"]["constants"])
+    assert mc.canon(first) == mc.WorldRenderer()(rm.initial(cfg))
+    assert mc.canon(first) == mc.canon(mc.world_value(rm.initial(cfg)))
+
+
+def test_the_run_models_reach_the_hard_cases() -> None:
+    """The run-level lockstep models exercise what issue 8 names: a live owner's lease running
+    out and a restarter taking over (the old driver fenced), a crash inside an effect and its
+    recovery pause reconciled, a store failure releasing the run, a cancel while an effect is in
+    flight, a late continuation refused, a child started and cancelled with its parent."""
+    seen: set[rm.World] = set()
+    steps: set[str] = set()
+
+    def collect(_cfg: rm.RunConfig, s: rm.World) -> bool:
+        seen.add(s)
+        return True
+
+    def labelled(cfg: rm.RunConfig, s: rm.World) -> list[rm.Labelled]:
+        out = list(rm.successors(cfg, s))
+        steps.update(x.action for x in out)
+        return out
+    for name in RUN_LOCKSTEP:
+        cfg = mc.run_config_from_constants(MODELS[name]["constants"])
+        ex = mc.explore(cfg, fingerprints=False, invariants={"collect": collect},
+                        action_properties={}, liveness={}, successors=labelled)
+        assert ex.verdict == "pass"
+    assert {"Recover", "LeaseExpire", "Crash", "StoreFail", "Reconcile", "AnswerRecovery",
+            "Redeliver", "CancelBegin", "CancelScan", "CancelFinish", "StartRun"} <= steps
+    runs = [(w, run) for w in seen for run in w.store]
+    assert any(run.status == "cancelling" and any(x.phase == "in_effect" for x in w.procs)
+               for w, run in runs)
+    assert any(run.expired and any(x.phase == "drive" and x.epoch == run.epoch
+                                   for x in w.procs) for w, run in runs)
+    assert any("resumable" in rec for _, run in runs for rec in run.recov)
+    assert any(run.status == "running" and run.owner == 0 for _, run in runs)  # released
+    assert any(run.epoch >= 4 for _, run in runs)
+    assert any(w.store[1].status == "cancelled" and w.store[0].status == "cancelled"
+               for w in seen if len(w.store) == 2)

@@ -2,12 +2,14 @@
 
 Without TLC (the default, what CI runs) it checks, for every model of tla/manifest.json:
 
-  lockstep   the reference model (pausepoint.system.model) explored exhaustively, breadth
-             first, with the model's constants reaches exactly the states TLC reached (the
-             recorded state set tla/results/<model>.states.gz), with TLC's distinct-state
-             count and depth,
+  lockstep   the reference model (pausepoint.system.model; for the run level's models,
+             pausepoint.system.runmodel against PausepointRuns.tla) explored exhaustively,
+             breadth first, with the model's constants reaches exactly the states TLC
+             reached (the recorded state set tla/results/<model>.states.gz), with TLC's
+             distinct-state count and depth,
              and every invariant of model.INVARIANTS (named as the spec's) holds in every
-             state, lifecycle.terminal.absorbing on every step;
+             state, lifecycle.terminal.absorbing on every step (the run level: its
+             invariants, action properties, and its liveness property on the whole graph);
   constants  each MC/SIM module defines the constants the manifest records;
   sources    every .tla and .cfg file is as it was when TLC's results were recorded (the
              manifest's SHA-256 of each): a spec file changed without re-recorded results
@@ -162,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
 
     # -- lockstep ----------------------------------------------------------------------------
     table = Table(
-        title="lockstep: pausepoint.system.model explored exhaustively vs TLC's state set")
+        title="lockstep: pausepoint.system.model / .runmodel explored exhaustively vs TLC's "
+              "state set")
     for col in ("model", "distinct py/TLC", "depth py/TLC", "generated py/TLC",
                 "invariants", "state sets", "s"):
         table.add_column(col)

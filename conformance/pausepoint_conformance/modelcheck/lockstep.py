@@ -35,6 +35,7 @@ import attrs
 from pausepoint.core.lifecycle import PauseState
 from pausepoint.core.script import to_tla_record
 from pausepoint.system import model as m
+from pausepoint.system import runmodel as rm
 from pausepoint.system.trace import scripts_from_json, scripts_to_json
 
 # The spec's folder: tla/ of a checkout, or the copy a wheel ships as package data (pyproject's
@@ -112,7 +113,7 @@ def normalise_ws(text: str) -> str:
 def constants_problems(tla_dir: Path, name: str, spec: Mapping[str, Any]) -> list[str]:
     """Where the model's module and cfg do not define the constants the manifest records."""
     problems: list[str] = []
-    want = tla_constant_definitions(config_from_constants(spec["constants"]))
+    want = _wanted_constants(spec)
     module = normalise_ws((tla_dir / f"{name}.tla").read_text())
     conf = normalise_ws((tla_dir / f"{name}.cfg").read_text())
     for const, mc_name in (("Scripts", "MCScripts"), ("Parents", "MCParents")):
@@ -120,11 +121,58 @@ def constants_problems(tla_dir: Path, name: str, spec: Mapping[str, Any]) -> lis
             problems.append(f"{name}.tla: {mc_name} is not {want[const]}")
         if f"{const} <- {mc_name}" not in conf:
             problems.append(f"{name}.cfg: {const} is not bound to {mc_name}")
-    for const in ("TTL", "MaxTime", "NResumers", "Responses", "MaxCrashes", "Bindings", "NKeys",
-                  "SeededBugs"):
+    for const in sorted(set(want) - {"Scripts", "Parents"}):
         if not re.search(rf"(^| ){const} = {re.escape(want[const])}( |$)", conf):
             problems.append(f"{name}.cfg: {const} is not {want[const]}")
     return problems
+
+
+# -- the run level's constants (tla/PausepointRuns.tla, pausepoint.system.runmodel) ----------
+
+RUN_LEVEL: Final[str] = "run"
+"""A manifest model's ``level`` when it checks the run level (its constants are a
+:class:`runmodel.RunConfig`'s, its spec ``PausepointRuns.tla``)."""
+
+
+def is_run_level(spec: Mapping[str, Any]) -> bool:
+    return spec.get("level") == RUN_LEVEL
+
+
+def run_config_from_constants(c: Mapping[str, Any]) -> rm.RunConfig:
+    """Build a run-level model's RunConfig from a manifest's ``constants`` (JSON)."""
+    return rm.RunConfig(scripts=tuple(tuple(s) for s in c["scripts"]),
+                        parents=tuple(c["parents"]), servers=c["servers"],
+                        restarters=c["restarters"], max_crashes=c["max_crashes"],
+                        max_store_fails=c["max_store_fails"], max_stalls=c["max_stalls"],
+                        seeded_bugs=frozenset(c["seeded_bugs"]))
+
+
+def run_constants_from_config(cfg: rm.RunConfig) -> dict[str, Any]:
+    """The inverse of :func:`run_config_from_constants`."""
+    return {"scripts": [list(s) for s in cfg.scripts], "parents": list(cfg.parents),
+            "servers": cfg.servers, "restarters": cfg.restarters,
+            "max_crashes": cfg.max_crashes, "max_store_fails": cfg.max_store_fails,
+            "max_stalls": cfg.max_stalls, "seeded_bugs": sorted(cfg.seeded_bugs)}
+
+
+def run_tla_constant_definitions(cfg: rm.RunConfig) -> dict[str, str]:
+    """The TLA+ values of PausepointRuns' constants for ``cfg``."""
+    return {
+        "Scripts": "<< " + ", ".join(_tla_literal(list(s)) for s in cfg.scripts) + " >>",
+        "Parents": "<<" + ", ".join(str(p) for p in cfg.parents) + ">>",
+        "NServers": str(cfg.servers),
+        "NRestarters": str(cfg.restarters),
+        "MaxCrashes": str(cfg.max_crashes),
+        "MaxStoreFails": str(cfg.max_store_fails),
+        "MaxStalls": str(cfg.max_stalls),
+        "SeededBugs": _tla_strings(sorted(cfg.seeded_bugs)),
+    }
+
+
+def _wanted_constants(spec: Mapping[str, Any]) -> dict[str, str]:
+    if is_run_level(spec):
+        return run_tla_constant_definitions(run_config_from_constants(spec["constants"]))
+    return tla_constant_definitions(config_from_constants(spec["constants"]))
 
 
 # -- canonical rendering ---------------------------------------------------------------------
@@ -224,6 +272,44 @@ class Renderer:
 
 def render_state(s: m.System) -> str:
     return canon(state_value(s))
+
+
+def _plain(x: object) -> TlaValue:
+    """A runmodel value as a TLA+ value: attrs classes become records, tuples sequences."""
+    if isinstance(x, rm.Run | rm.Proc | rm.Entry | rm.World):
+        return {f.name: _plain(getattr(x, f.name)) for f in attrs.fields(type(x))}
+    if isinstance(x, tuple):
+        return tuple(_plain(y) for y in x)
+    return x
+
+
+def world_value(w: rm.World) -> dict[str, TlaValue]:
+    """A run-level state as the TLA+ value of PausepointRuns' variables (runmodel already
+    writes its values as the spec does)."""
+    value = _plain(w)
+    assert isinstance(value, dict)
+    return value
+
+
+class WorldRenderer:
+    """:func:`canon` of :func:`world_value`, memoised per run and process."""
+
+    def __init__(self) -> None:
+        self._parts: dict[rm.Run | rm.Proc, str] = {}
+
+    def _part(self, x: rm.Run | rm.Proc) -> str:
+        got = self._parts.get(x)
+        if got is None:
+            got = self._parts[x] = canon(_plain(x))
+        return got
+
+    def __call__(self, w: rm.World) -> str:
+        # the fields in sorted order: crashes, procs, stalls, store, storefails
+        return ("[crashes|->" + str(w.crashes)
+                + ",procs|-><<" + ",".join(self._part(x) for x in w.procs)
+                + ">>,stalls|->" + str(w.stalls)
+                + ",store|-><<" + ",".join(self._part(x) for x in w.store)
+                + ">>,storefails|->" + str(w.storefails) + "]")
 
 
 def fingerprint(text: str) -> int:
@@ -378,29 +464,43 @@ class Exploration:
         return "bound" if self.bounded else "pass"
 
 
-Successors = Callable[[m.Config, m.System], Iterable[m.Labelled]]
+Successors = Callable[[Any, Any], Iterable[Any]]
+"""``(config, state) -> labelled successors`` of either level's model."""
 
 
-def explore(cfg: m.Config, *, fingerprints: bool = True,
-            successors: Successors = m.successors,
-            invariants: Mapping[str, m.Invariant] | None = None,
-            action_properties: Mapping[str, m.ActionProperty] | None = None,
+def explore(cfg: m.Config | rm.RunConfig, *, fingerprints: bool = True,
+            successors: Successors | None = None,
+            invariants: Mapping[str, Callable[[Any, Any], bool]] | None = None,
+            action_properties: Mapping[str, Callable[[Any, Any, Any], bool]] | None = None,
+            liveness: Mapping[str, Callable[[Any, Any, int], bool]] | None = None,
             stop_at_first: bool = True, max_states: int | None = DEFAULT_MAX_STATES,
             progress: Callable[[int, int], None] | None = None) -> Exploration:
-    """Breadth-first search of every state reachable from ``model.initial(cfg)``, checking
-    every state against ``model.INVARIANTS`` and every step against
-    ``model.ACTION_PROPERTIES``.  It stops at the first violation (unless ``stop_at_first`` is
-    false) and at ``max_states`` distinct states (verdict ``bound``).
+    """Breadth-first search of every state reachable from the model's initial state (the
+    pause level's :mod:`pausepoint.system.model` for a ``Config``, the run level's
+    :mod:`pausepoint.system.runmodel` for a ``RunConfig``), checking every state against the
+    model's ``INVARIANTS`` and every step against its ``ACTION_PROPERTIES``.  It stops at the
+    first violation (unless ``stop_at_first`` is false) and at ``max_states`` distinct states
+    (verdict ``bound``).
+
+    The run level's ``LIVENESS`` properties (``liveness``) are checked on the complete state
+    graph: from every reachable state in which run r was started, a state where the property
+    holds for r must still be reachable (the spec checks them under fairness; a state from
+    which no behaviour can get there violates them under any fairness).
 
     ``depth`` counts the initial state as depth 1 (as TLC does).  ``generated`` counts every
     successor produced (TLC's "states generated" also counts the initial states, which are
     added here too)."""
-    invs = m.INVARIANTS if invariants is None else invariants
-    acts = m.ACTION_PROPERTIES if action_properties is None else action_properties
-    render = Renderer()
+    run_level = isinstance(cfg, rm.RunConfig)
+    mod: Any = rm if run_level else m
+    succ: Successors = successors or mod.successors
+    invs = mod.INVARIANTS if invariants is None else invariants
+    acts = mod.ACTION_PROPERTIES if action_properties is None else action_properties
+    lives = (rm.LIVENESS if run_level else {}) if liveness is None else liveness
+    render: Callable[[Any], str] = WorldRenderer() if run_level else Renderer()
     t0 = time.perf_counter()
-    init = m.initial(cfg)
-    parent: dict[m.System, tuple[m.System, str, tuple[object, ...]] | None] = {init: None}
+    init = mod.initial(cfg)
+    parent: dict[Any, tuple[Any, str, tuple[object, ...]] | None] = {init: None}
+    edges: dict[Any, list[Any]] = {}
     frontier = [init]
     depth = 1
     generated = 1
@@ -408,7 +508,7 @@ def explore(cfg: m.Config, *, fingerprints: bool = True,
     fps: set[int] = set()
     bounded = False
 
-    def check(s: m.System) -> None:
+    def check(s: Any) -> None:
         if fingerprints:
             fps.add(fingerprint(render(s)))
         for name, inv in invs.items():
@@ -422,11 +522,13 @@ def explore(cfg: m.Config, *, fingerprints: bool = True,
 
     check(init)
     while frontier and not stop():
-        nxt: list[m.System] = []
+        nxt: list[Any] = []
         for s in frontier:
-            for lab in successors(cfg, s):
+            out = edges.setdefault(s, []) if lives else []
+            for lab in succ(cfg, s):
                 generated += 1
                 t = lab.state
+                out.append(t)
                 for name, prop in acts.items():
                     if not prop(cfg, s, t):
                         violations.append(Violation(name, render(t), _trace_to(parent, s)
@@ -449,13 +551,45 @@ def explore(cfg: m.Config, *, fingerprints: bool = True,
         frontier = nxt
         if progress is not None:
             progress(len(parent), depth)
+    if lives and isinstance(cfg, rm.RunConfig) and not stop() and not frontier:
+        violations += _stuck(cfg, parent, edges, lives, render, stop_at_first)
     return Exploration(distinct=len(parent), generated=generated, depth=depth,
                        seconds=time.perf_counter() - t0, violations=tuple(violations),
                        fingerprints=frozenset(fps), bounded=bounded)
 
 
-def _trace_to(parent: Mapping[m.System, tuple[m.System, str, tuple[object, ...]] | None],
-              s: m.System) -> tuple[tuple[str, tuple[object, ...]], ...]:
+def _stuck(cfg: rm.RunConfig, parent: Mapping[Any, Any], edges: Mapping[Any, list[Any]],
+           lives: Mapping[str, Callable[[Any, Any, int], bool]], render: Callable[[Any], str],
+           stop_at_first: bool) -> list[Violation]:
+    """The liveness violations of a complete state graph: for each property and run, a
+    reachable state of the started run from which no state where the property holds is
+    reachable (backward search from the states where it holds)."""
+    back: dict[Any, list[Any]] = {}
+    for s, outs in edges.items():
+        for t in outs:
+            back.setdefault(t, []).append(s)
+    found: list[Violation] = []
+    for name, prop in lives.items():
+        for r in cfg.runs:
+            good = [s for s in parent if prop(cfg, s, r)]
+            can = set(good)
+            stack = list(good)
+            while stack:
+                for q in back.get(stack.pop(), ()):
+                    if q not in can:
+                        can.add(q)
+                        stack.append(q)
+            dead = [s for s in parent if s not in can and s.store[r - 1].status != rm.NONE]
+            if dead:
+                s = dead[0]  # the parent map is in breadth-first order: a shortest trace
+                found.append(Violation(name, render(s), _trace_to(parent, s)))
+                if stop_at_first:
+                    return found
+    return found
+
+
+def _trace_to(parent: Mapping[Any, tuple[Any, str, tuple[object, ...]] | None],
+              s: Any) -> tuple[tuple[str, tuple[object, ...]], ...]:
     steps: list[tuple[str, tuple[object, ...]]] = []
     cur = parent.get(s)
     while cur is not None:
@@ -494,11 +628,17 @@ class LockstepResult:
                 and self.exploration.depth == self.expected_depth)
 
 
+def model_config(spec: Mapping[str, Any]) -> m.Config | rm.RunConfig:
+    """The Python model's constants for a manifest model, at its level."""
+    if is_run_level(spec):
+        return run_config_from_constants(spec["constants"])
+    return config_from_constants(spec["constants"])
+
+
 def lockstep(name: str, spec: Mapping[str, Any], tla_dir: Path = TLA_DIR,
              progress: Callable[[int, int], None] | None = None,
-             successors: Successors = m.successors) -> LockstepResult:
-    cfg = config_from_constants(spec["constants"])
-    ex = explore(cfg, progress=progress, successors=successors)
+             successors: Successors | None = None) -> LockstepResult:
+    ex = explore(model_config(spec), progress=progress, successors=successors)
     recorded = set(read_fingerprints(tla_dir / spec["states_file"]))
     return LockstepResult(model=name, exploration=ex,
                           expected_distinct=int(spec["tlc"]["distinct"]),

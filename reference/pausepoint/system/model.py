@@ -1030,10 +1030,13 @@ comment above the property names them)."""
 
 
 def model_checked() -> dict[str, tuple[str, ...]]:
-    """Each clause the model checks and the properties (of the spec and of this model) that
-    check it; ``pausepoint clauses`` marks these clauses model-checked."""
+    """Each clause the model checks and the properties (of the specs and of the models: this
+    pause level and the run level, :mod:`pausepoint.system.runmodel`) that check it;
+    ``pausepoint clauses`` marks these clauses model-checked."""
+    from pausepoint.system.runmodel import PROPERTY_CLAUSES as RUN_PROPERTY_CLAUSES
+
     out: dict[str, list[str]] = {}
-    for prop, clauses in PROPERTY_CLAUSES.items():
+    for prop, clauses in {**PROPERTY_CLAUSES, **RUN_PROPERTY_CLAUSES}.items():
         for c in clauses:
             out.setdefault(c, []).append(prop)
     return {c: tuple(props) for c, props in out.items()}
