@@ -95,7 +95,8 @@ class _Translation:
 
     def emit(self, action: str, args: Sequence[object], result: str | None = None) -> None:
         names = tr.ARG_NAMES[action]
-        line: dict[str, Any] = {"action": action, "args": dict(zip(names, args, strict=True))}
+        line: dict[str, Any] = {"action": action, "args": dict(zip(names, args, strict=True)),
+                                "state": {}}  # the state is the model's to find
         if result is not None:
             line["result"] = result
         self.lines.append(line)
@@ -192,7 +193,8 @@ class _Translation:
         if "line" not in read:  # the read becomes a line when its commit is kept
             line = {"action": "ResumeRead", "args": dict(zip(
                 tr.ARG_NAMES["ResumeRead"],
-                (read["index"], *read["slot"], read["response"], "ok"), strict=True))}
+                (read["index"], *read["slot"], read["response"], "ok"), strict=True)),
+                "state": {}}
             self.lines.insert(read["at"], line)
             for other in self.pending.values():  # later reads moved down by the insertion
                 if other is not read and "line" not in other and other["at"] >= read["at"]:
