@@ -229,6 +229,16 @@ def validate_events(events: Iterable[Mapping[str, Any]]) -> tr.Validation:
     return tr.validate(translate(events))
 
 
+def judge_events(path: str | Path) -> str:
+    """An event log file against the model, in a word: ``valid``, ``INVALID: <why>`` or
+    ``untranslatable: <why>`` (what the model has no action for, or not an event log)."""
+    try:
+        v = validate_events(load_events(Path(path).read_text(encoding="utf-8")))
+    except (Untranslatable, ValueError, OSError) as exc:
+        return f"untranslatable: {exc}"
+    return "valid" if v.ok else f"INVALID: {v.message}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pausepoint_conformance.modelcheck.impltrace EVENTS [TRACE]``: translate an
     event log (a :class:`pausepoint.engine.tracing.FileTrace` file), validate it against the
