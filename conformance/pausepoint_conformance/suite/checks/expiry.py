@@ -56,7 +56,8 @@ def _just_in_time(ctx: Ctx) -> None:
 @check("expiry/across-restart",
        "a restart does not move a pause's expiry: at its expires_at, restart or not, it is "
        "expired and an answer consumes nothing",
-       ["expiry.no-consume-after", "resume.expiry", "expiry.transition", "durability.restart"])
+       ["expiry.no-consume-after", "resume.expiry", "expiry.transition", "durability.restart",
+        "durability.token.reissue"])
 def _across_restart(ctx: Ctx) -> None:
     p = basic(ctx)
     ctx.advance(ctx.ttl_ms // 2)
@@ -64,6 +65,8 @@ def _across_restart(ctx: Ctx) -> None:
     ctx.expect([q.interrupt_id for q in data.pauses] == [p.interrupt_id], "durability.restart",
                [p.interrupt_id], [q.interrupt_id for q in data.pauses],
                "the pause was lost by the restart")
+    ctx.expect(data.pauses[0].token == p.token, "durability.token.reissue", p.token[-12:],
+               data.pauses[0].token[-12:], "a different token was published after the restart")
     ctx.advance(ctx.ttl_ms - ctx.ttl_ms // 2)
     r = ctx.resume_raw(p, YES)
     ctx.expect_also(not isinstance(r, Ok) or r.data.replayed, "expiry.no-consume-after",
