@@ -249,7 +249,7 @@ def test_the_race_tool_writes_a_trace_that_validates(tmp_path: Path) -> None:
     from pausepoint_conformance.faults.testbed import drop, fresh_sqlite, save_key
     from pausepoint_conformance.modelcheck.impltrace import judge_events
 
-    key, log = str(tmp_path / "key"), tmp_path / "race.events.ndjson"
+    key, log = str(tmp_path / "key"), tmp_path / "race-events.ndjson"
     save_key(key)
     spec = fresh_sqlite(str(tmp_path), "race.db")
     try:
