@@ -400,3 +400,28 @@ def test_a_check_can_show_several_clauses_broken() -> None:
     assert v["race.decided-once"] != Verdict.FAILED
     assert "the effect ran four times" in next(c.why for c in result.clauses
                                                if c.id == "effect.at-most-once")
+
+
+def test_one_observation_records_every_clause_it_breaks() -> None:
+    """A run report that breaks two independent clauses at once -- an event outside the
+    vocabulary, *last*, so no terminal event ends the invocation -- fails the case on both,
+    and the clause table shows both failed (neither passes because the other came first)."""
+    from pausepoint_conformance.protocol.wire import RunReport
+
+    class TrailingLog(ReferenceAdapter):
+        def _run_report(self, rep: Any, h: Any = None) -> RunReport:
+            report = super()._run_report(rep, h)
+            return report.model_copy(update={"events": [*report.events, "log"]})
+
+    adapter = TrailingLog("memory")
+    try:
+        result = run_suite(adapter, adapter_name="trailing-log", plan=Plan(
+            checks=tuple(c for c in CHECKS if c.id == "core/pause-published")))
+    finally:
+        adapter.close()
+    (case,) = result.cases
+    broken = {case.failed_clause, *(c for c, _m in case.also_failed)}
+    assert case.outcome == CaseOutcome.FAILED
+    assert broken == {"run.events.vocabulary", "run.events.single-terminal"}
+    v = verdicts(result)
+    assert v["run.events.vocabulary"] == v["run.events.single-terminal"] == Verdict.FAILED

@@ -215,3 +215,49 @@ def test_tracing_is_off_by_default() -> None:
     h = Harness.open("memory:", clock=ManualClock(0), ttl_ms=TTL)
     assert not hasattr(h.trace, "events") and not hasattr(h.service.trace, "events")
     assert attrs.has(type(h.service.machine))
+
+
+def test_the_crash_tool_writes_traces_that_validate_and_a_broken_one_that_does_not(
+        tmp_path: Path) -> None:
+    """``faults.crash`` with a trace directory: every process of a case (the one killed with
+    SIGKILL before a write, and the one that restarts) appends to the case's event log, which
+    validates against the model.  The forgetful journal's log -- an effect in doubt applied
+    again after the restart, no recovery pause -- does not."""
+    from pausepoint_conformance.faults.crash import enumerate_crashes, sqlite_factory
+
+    def picked(case: Any) -> bool:  # killed before applying the first effect, and the second
+        return case.when == "before" and case.op == "world.apply"
+
+    good = enumerate_crashes(sqlite_factory, str(tmp_path / "good"), jobs=2, only=picked,
+                             trace_dir=str(tmp_path))
+    assert len(good.results) == 2 and not good.violations
+    assert [r.trace for r in good.results] == ["valid", "valid"]
+    logs = sorted(tmp_path.glob("*.events.ndjson"))
+    assert len(logs) == 2 and all('"op":"crash"' in p.read_text() for p in logs)
+    bad = enumerate_crashes(sqlite_factory, str(tmp_path / "bad"), jobs=1,
+                            broken="forgetful-journal", only=lambda c: picked(c) and c.point < 5,
+                            trace_dir=str(tmp_path))
+    (res,) = bad.results
+    assert res.violations and res.trace.startswith("INVALID"), res.trace
+
+
+def test_the_race_tool_writes_a_trace_that_validates(tmp_path: Path) -> None:
+    """``faults.race`` with a trace: the resume servers (separate processes) and the
+    orchestrator append to one event log; its reads and commits are in the store's order
+    (``FileTrace.atomic`` locks the file), and it validates against the model."""
+    from pausepoint_conformance.faults.race import run_races
+    from pausepoint_conformance.faults.testbed import drop, fresh_sqlite, save_key
+    from pausepoint_conformance.modelcheck.impltrace import judge_events
+
+    key, log = str(tmp_path / "key"), tmp_path / "race-events.ndjson"
+    save_key(key)
+    spec = fresh_sqlite(str(tmp_path), "race.db")
+    try:
+        report = run_races(spec, key, processes=3, rounds=2, trace=str(log))
+    finally:
+        drop(spec)
+    assert not report.violations and set(report.stats) == {"same", "differ"}
+    assert judge_events(log) == "valid"
+    commits = [x for x in translate(load_events(log.read_text()))[2:]
+               if x["action"] == "ResumeCommit"]
+    assert len(commits) >= 12

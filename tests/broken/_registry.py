@@ -2,14 +2,19 @@
 
 Every module ``tests/broken/<name>.py`` (not starting with ``_``) declares
 
-* ``MUST`` -- the clauses the conformance suite must fail it for (the clause its bug breaks),
-  whether it runs checks only or checks and vectors;
-* ``MAY`` -- other clauses it may also fail, because the same bug legitimately breaks them
-  too (a neighbouring clause, or the refusal order the bug reorders).
+* ``MUST`` -- the clauses the conformance suite must fail it for, whether it runs checks only
+  or checks and vectors: the clause its bug breaks, and every other one the same bug breaks
+  deterministically;
+* ``VECTORS_MUST`` (optional) -- clauses it must fail *only* when the vectors run too (no
+  check reaches them, some vector does; the checks alone must not fail them);
+* ``MAY`` (optional) -- a dict of clauses it may or may not fail, each with the one-line
+  reason its outcome is not determined (a race, a random signature): nothing deterministic.
 
 :func:`registry` collects them; ``tests/test_conformance_broken.py`` asserts that the suite
-fails each exactly within ``MUST`` <= failed <= ``MUST | MAY``, and ``tests/coverage.py``
-counts a clause as covered only when some implementation here must fail it.
+fails each exactly: ``MUST`` <= failed <= ``MUST | MAY`` with the checks alone, and ``MUST |
+VECTORS_MUST`` <= failed <= ``MUST | VECTORS_MUST | MAY`` with the vectors; and
+``tests/broken/_coverage.py`` counts a clause as covered only when some implementation here
+must fail it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ class Declared:
     summary: str
     must: frozenset[str]
     may: frozenset[str]
+    vectors_must: frozenset[str] = frozenset()
+    reasons: tuple[tuple[str, str], ...] = ()
+    """``MAY``'s clauses with the reason each outcome is not determined."""
 
 
 def load(path: Path) -> ModuleType:
@@ -61,7 +69,11 @@ def registry() -> dict[str, Declared]:
     for path in paths():
         module = load(path)
         must = frozenset(getattr(module, "MUST", ()))
-        may = frozenset(getattr(module, "MAY", ()))
+        may_reasons = getattr(module, "MAY", {})
+        reasons = tuple(sorted(may_reasons.items())) if isinstance(may_reasons, dict) else tuple(
+            (c, "") for c in may_reasons)
         summary = (module.__doc__ or "").strip().split(".")[0]
-        out[path.stem] = Declared(path.stem, path, summary, must, may)
+        out[path.stem] = Declared(path.stem, path, summary, must,
+                                  frozenset(c for c, _r in reasons),
+                                  frozenset(getattr(module, "VECTORS_MUST", ())), reasons)
     return out

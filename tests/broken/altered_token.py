@@ -12,12 +12,12 @@ from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = (
+    "resume.token.binds-one-pause",
     "token.integrity",
     "token.key-id",
     "token.parse.strict",
-    "resume.token.binds-one-pause",
 )
-MAY = ("resume.refusal.order", "resume.token.authentic")
+VECTORS_MUST = ("resume.token.authentic",)
 
 
 class TrustingHarness(Harness):

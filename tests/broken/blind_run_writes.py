@@ -13,8 +13,7 @@ from unfenced import UpsertJournal
 from pausepoint.core.ports import RunRecord
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("run.cancel.in-flight", "run.cancel.finished")
-MAY = ("run.ownership.fencing",)
+MUST = ("run.cancel.finished", "run.cancel.in-flight", "run.ownership.fencing")
 
 
 class BlindRuns(Delegate):

@@ -10,7 +10,7 @@ from _base import Bundle, Delegate, main
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("cancel.propagates",)
-MAY = ("cancel.distinct",)
+VECTORS_MUST = ("cancel.distinct",)
 
 
 class ChildlessRuns(Delegate):

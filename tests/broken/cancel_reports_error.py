@@ -11,7 +11,7 @@ from pausepoint_conformance.adapters.reference import ReferenceAdapter
 from pausepoint_conformance.protocol.wire import RunReport
 
 MUST = ("run.paused.never-error",)
-MAY = ("cancel.distinct",)
+VECTORS_MUST = ("cancel.distinct",)
 
 
 class Broken(ReferenceAdapter):

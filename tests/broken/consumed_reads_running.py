@@ -12,7 +12,7 @@ from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("lifecycle.transition.table",)
-MAY = ("multi.independent", "resume.continuation.recorded-turn")
+VECTORS_MUST = ("multi.independent", "resume.continuation.recorded-turn")
 
 
 class RunningHarness(Harness):

@@ -13,8 +13,7 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("resume.refusal.keeps-pause",)
-MAY = ("resume.response.schema", "resume.response.strict")
+MUST = ("resume.refusal.keeps-pause", "resume.response.schema", "resume.response.strict")
 
 
 ATTEMPTS = 3

@@ -12,8 +12,13 @@ from pausepoint.stores import MemoryStore
 from pausepoint.stores.base import StoreBundle
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("durability.restart", "effect.unknown-outcome")
-MAY = ("lifecycle.states", "race.decided-once", "resume.consume.single-winner")
+MUST = (
+    "durability.restart",
+    "effect.unknown-outcome",
+    "lifecycle.states",
+    "race.decided-once",
+    "resume.consume.single-winner",
+)
 
 
 class Broken(ReferenceAdapter):

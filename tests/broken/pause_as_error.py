@@ -20,8 +20,13 @@ from pausepoint.engine.run import (
 )
 from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
-MUST = ("pause.signal.single-catch", "run.events.single-terminal")
-MAY = ("effect.unknown-outcome", "pause.published")
+MUST = (
+    "effect.unknown-outcome",
+    "pause.signal.single-catch",
+    "run.events.single-terminal",
+    "run.paused.never-error",
+)
+VECTORS_MUST = ("pause.published",)
 
 
 class CatchAllRunner(_RecordingRunner):

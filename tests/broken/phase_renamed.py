@@ -11,7 +11,7 @@ from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("lifecycle.states",)
-MAY = ("multi.independent", "resume.continuation.recorded-turn")
+VECTORS_MUST = ("multi.independent", "resume.continuation.recorded-turn")
 
 
 class RenamingHarness(Harness):

@@ -14,17 +14,15 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("lifecycle.refusal.no-change",)
-MAY = (
+MUST = (
     "input.bounded",
+    "lifecycle.refusal.no-change",
     "multi.independent",
-    "resume.binding.run",
-    "resume.binding.scope",
-    "resume.response.schema",
     "resume.unknown-outcome.blocks",
     "run.binding.live",
     "run.paused.never-error",
 )
+VECTORS_MUST = ("resume.binding.run", "resume.binding.scope", "resume.response.schema")
 
 BURNING = {"binding_mismatch", "scope_mismatch", "responder_unauthorized", "response_invalid"}
 

@@ -13,14 +13,14 @@ from pausepoint.core.ports import EffectStatus, RunStatus
 from pausepoint.engine.harness import Harness, Report, _effect_key
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("effect.refusal.no-effect",)
-MAY = (
-    "effect.at-most-once",
+MUST = (
+    "effect.refusal.no-effect",
     "expiry.no-consume-after",
     "multi.independent",
     "replay.same-response",
     "resume.token.binds-one-pause",
 )
+VECTORS_MUST = ("effect.at-most-once",)
 
 
 class OptimisticHarness(Harness):

@@ -12,8 +12,8 @@ from pausepoint.core.lifecycle import Phase
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("lifecycle.outstanding.live",)
-MAY = ("durability.restart", "effect.reconcile")
+MUST = ("effect.reconcile", "lifecycle.outstanding.live")
+VECTORS_MUST = ("durability.restart",)
 
 
 class EverythingHarness(Harness):

@@ -9,8 +9,7 @@ from _base import main
 
 from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
-MUST = ("resume.response.schema",)
-MAY = ("resume.refusal.order", "resume.response.strict")
+MUST = ("resume.refusal.order", "resume.response.schema", "resume.response.strict")
 
 
 class Broken(ReferenceAdapter):

@@ -12,8 +12,12 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.lifecycle import Phase
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("turn.resumable.earned", "status.distinguishes")
-MAY = ("lifecycle.outstanding.live", "turn.write-failed.stays-paused")
+MUST = (
+    "lifecycle.outstanding.live",
+    "status.distinguishes",
+    "turn.resumable.earned",
+    "turn.write-failed.stays-paused",
+)
 
 
 class EagerLedger(Delegate):

@@ -15,8 +15,7 @@ from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.harness import Harness, Report
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("multi.independent",)
-MAY = ("status.distinguishes",)
+MUST = ("multi.independent", "status.distinguishes")
 
 
 class FirstAnswerWinsHarness(Harness):

@@ -9,8 +9,7 @@ from _base import main
 
 from pausepoint_conformance.adapters.reference import INTERACTIONS, ReferenceAdapter
 
-MUST = ("pause.tool-call.bound",)
-MAY = ("pause.refusal.before-mint",)
+MUST = ("pause.refusal.before-mint", "pause.tool-call.bound")
 
 
 class Broken(ReferenceAdapter):

@@ -11,8 +11,7 @@ from _base import Bundle, Delegate, main
 from pausepoint.core.ports import EffectStatus
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("effect.unknown-outcome",)
-MAY = ("run.restart.concurrent",)
+MUST = ("effect.unknown-outcome", "run.restart.concurrent")
 
 
 class ForgetfulJournal(Delegate):

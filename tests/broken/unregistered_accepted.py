@@ -11,8 +11,12 @@ from pausepoint.core.registry import Interaction
 from pausepoint.engine.harness import Harness
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
-MUST = ("pause.interaction.registered",)
-MAY = ("pause.refusal.before-mint", "pause.refusal.order", "pause.signal.base-exception")
+MUST = (
+    "pause.interaction.registered",
+    "pause.refusal.before-mint",
+    "pause.refusal.order",
+    "pause.signal.base-exception",
+)
 
 
 class AnyNameHarness(Harness):

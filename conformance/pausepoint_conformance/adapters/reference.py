@@ -170,6 +170,10 @@ class ReferenceAdapter:
                                   world=world, ttl_ms=ttl_ms, interactions=self.interactions,
                                   durable_restart=durable_restart)
 
+    def make_ring(self) -> KeyRing:
+        """The key ring a reset starts with: one fresh Ed25519 key, ``k1``."""
+        return KeyRing.generate("k1")
+
     def make_runner(self) -> Runner:
         """The runner every harness of this adapter invokes runs with."""
         return _RecordingRunner()
@@ -231,7 +235,7 @@ class ReferenceAdapter:
             self._close_harness()
             self._runs = []
             self._world: World = MemoryWorld()
-            self._ring = KeyRing.generate("k1")
+            self._ring = self.make_ring()
             self._kid_n = 1
             h = self.make_harness(open_bundle=self._opener(), signer=self._ring,
                                   clock=ManualClock(0), world=self._world, ttl_ms=args.ttl_ms,

@@ -57,6 +57,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,6 +95,7 @@ from pausepoint.engine.harness import (
     SqliteWorld,
     World,
 )
+from pausepoint.engine.tracing import Elapsed, FileTrace
 from pausepoint.stores import StoreBundle
 from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.faults.testbed import (
@@ -106,6 +108,7 @@ from pausepoint_conformance.faults.testbed import (
     main_on_adapter,
     save_key,
 )
+from pausepoint_conformance.modelcheck.impltrace import judge_events
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.wire import (
     PROTOCOL_VERSION,
@@ -309,6 +312,18 @@ class CaseFiles:
     def inbox(self) -> str:
         return str(Path(self.directory) / "inbox.jsonl")
 
+    @property
+    def events(self) -> str:
+        """The case's NDJSON event log (``pausepoint.engine.tracing``), when traced."""
+        return str(Path(self.directory) / "events.ndjson")
+
+    def trace_origin(self) -> int:
+        """The wall-clock reading the case's event log counts from (its first process's)."""
+        path = Path(self.directory) / "trace-origin"
+        if not path.exists():
+            path.write_text(str(SystemClock().now()))
+        return int(path.read_text())
+
     def to_json(self) -> dict[str, Any]:
         return {"store": self.store.to_json(), "directory": self.directory}
 
@@ -425,6 +440,11 @@ def worker_main(spec: dict[str, Any]) -> int:
     h = open_harness(files, tap, broken_hooks(tap.broken, proc),
                      owner=str(spec.get("owner", DEFAULT_OWNER)),
                      lease_ms=int(spec.get("lease_ms", DEFAULT_LEASE_MS)))
+    if spec.get("trace"):
+        sink = FileTrace(Elapsed(SystemClock(), files.trace_origin()), files.events)
+        h.traced(sink)
+        if spec.get("restart"):
+            sink.emit("crash")  # the log's own record of the death this process follows
     try:
         status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
     finally:
@@ -453,6 +473,9 @@ class CaseResult:
     died: bool
     in_doubt: tuple[str, ...] = ()
     seconds: float = 0.0
+    trace: str = ""
+    """With ``trace_dir``: the case's event log against the model -- ``valid``, ``INVALID: ...``
+    or ``untranslatable: ...``."""
 
 
 WORKER_ARGV: Final[tuple[str, ...]] = (
@@ -600,12 +623,13 @@ def _died(worker: subprocess.CompletedProcess[str], case: Case, violations: list
     return died
 
 
-def run_case(files: CaseFiles, case: Case, broken: str | None = None) -> CaseResult:
+def run_case(files: CaseFiles, case: Case, broken: str | None = None,
+             traced: bool = False) -> CaseResult:
     """Die at one boundary, restart, finish, check.  A take-over case (``case.first``): the
     first owner dies at ``case.first``, a second owner takes the run over and dies at
     ``case``, a third takes it over and finishes."""
     t0 = time.monotonic()
-    base = {"files": files.to_json(), "broken": broken}
+    base = {"files": files.to_json(), "broken": broken, "trace": traced}
     violations: list[str] = []
     dying = ["first"]
     if case.first is not None:
@@ -636,6 +660,7 @@ def run_case(files: CaseFiles, case: Case, broken: str | None = None) -> CaseRes
     violations.extend(check_durable(files, trace, in_doubt, retried_by))
     return CaseResult(case, files.store.kind, tuple(violations), died, in_doubt,
                       time.monotonic() - t0)
+
 
 
 StoreFactory = Callable[[str], StoreSpec]
@@ -711,10 +736,12 @@ def take_over_cases(factory: StoreFactory, root: Path, key: str,
 def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None = None,
                       jobs: int = 2, only: Callable[[Case], bool] | None = None,
                       progress: Callable[[CaseResult], None] | None = None,
-                      take_over: bool = False) -> CrashReport:
+                      take_over: bool = False, trace_dir: str | None = None) -> CrashReport:
     """Every boundary x (before, after) -- or the cases ``only`` selects -- each in a fresh
     store; with ``take_over``, also every boundary of an owner taking the run over from one
-    that died (:func:`take_over_cases`)."""
+    that died (:func:`take_over_cases`).  With ``trace_dir``, every process of a case appends
+    its events to one log (:class:`pausepoint.engine.tracing.FileTrace`), copied to
+    ``trace_dir/<case>.events.ndjson`` and validated against the model (``CaseResult.trace``)."""
     root = Path(workdir)
     dry_files = prepare(factory(str(root / "dry")), str(root / "dry"))
     try:
@@ -731,7 +758,12 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
                         f"take-over-{case.first.point:03d}-{case.when}-{case.point:03d}"))
         files = prepare(factory(d), d, key_from=dry_files.key)
         try:
-            return run_case(files, case, broken)
+            res = run_case(files, case, broken, traced=trace_dir is not None)
+            if trace_dir is not None:
+                kept = Path(trace_dir) / f"{Path(d).name}.events.ndjson"
+                shutil.copyfile(files.events, kept)
+                res = attrs.evolve(res, trace=judge_events(kept))
+            return res
         except Exception:
             return CaseResult(case, files.store.kind, (traceback.format_exc(),), False)
         finally:
@@ -944,6 +976,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="crash this implementation through the adapter protocol instead, "
                         "spelled as for `pausepoint conform --adapter` (reference, "
                         'cmd:"<command line>", MODULE:CALLABLE)')
+    r.add_argument("--trace", metavar="DIR",
+                   help="write each case's NDJSON event log (every process of the case, in "
+                        "turn) to DIR/<case>.events.ndjson and validate it against the model")
     args = parser.parse_args(argv)
     if args.cmd == "run" and args.adapter is not None:
         return main_on_adapter(args.adapter, crash_adapter)
@@ -958,12 +993,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         factory = postgres_factory(dsn)
     with tempfile.TemporaryDirectory(prefix="pp-crash-") as tmp:
         t0 = time.monotonic()
+        if args.trace:
+            os.makedirs(args.trace, exist_ok=True)
         report = enumerate_crashes(factory, tmp, broken=args.broken, jobs=args.jobs,
-                                   take_over=args.take_over)
+                                   take_over=args.take_over, trace_dir=args.trace)
         for line in _iter_report(report):
             print(line)
+        bad_traces = [res for res in report.results if res.trace and res.trace != "valid"]
+        if args.trace:
+            print(f"traces: {len(report.results) - len(bad_traces)} of {len(report.results)} "
+                  f"valid against the model, in {args.trace}")
+            for res in bad_traces:
+                print(f"  {res.case.when} {res.case.point} ({res.case.op}): {res.trace[:300]}")
         print(f"{time.monotonic() - t0:.1f} s")
-    return 1 if report.violations else 0
+    return 1 if report.violations or bad_traces else 0
 
 
 if __name__ == "__main__":

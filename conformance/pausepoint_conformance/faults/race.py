@@ -53,6 +53,7 @@ from pausepoint.engine.compose import compose
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import PauseService, ResumeRequest
+from pausepoint.engine.tracing import FileTrace
 from pausepoint.stores import StoreBundle
 from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.faults.runrace import BROKEN as RUN_BROKEN
@@ -171,10 +172,12 @@ def _act(service: PauseService, job: Job) -> tuple[str, str]:
 
 
 def worker(index: int, spec_json: dict[str, Any], key_path: str, broken: str | None,
-           jobs: Any, results: Any, barrier: Any) -> None:
+           jobs: Any, results: Any, barrier: Any, trace: str | None = None) -> None:
     """One racing process: its own store handle and connections, its own clock."""
     clock = SetClock()
     service, store = make_service(StoreSpec.from_json(spec_json), key_path, clock, broken)
+    if trace is not None:
+        service.trace = FileTrace(clock, trace)
     service.ledger.get("warm-up")  # open the connection before the first race
     results.put(("ready", index, "", ""))
     try:
@@ -235,7 +238,8 @@ class RaceReport:
 class RacePool:
     """``n`` worker processes on one store, reused for many races."""
 
-    def __init__(self, spec: StoreSpec, key_path: str, n: int, broken: str | None = None):
+    def __init__(self, spec: StoreSpec, key_path: str, n: int, broken: str | None = None,
+                 trace: str | None = None):
         if n < 2:
             raise ValueError("a race needs at least two processes")
         self.spec = spec
@@ -248,13 +252,16 @@ class RacePool:
         self._jobs: list[Any] = [ctx.Queue() for _ in range(n)]
         self._procs: list[SpawnProcess] = [
             ctx.Process(target=worker, args=(i, spec.to_json(), key_path, broken,
-                                              self._jobs[i], self._results, self._barrier),
+                                              self._jobs[i], self._results, self._barrier,
+                                              trace),
                         daemon=True)
             for i in range(n)]
         for p in self._procs:
             p.start()
         self.clock = SetClock()
         self.service, self._store = make_service(spec, key_path, self.clock)  # never races
+        if trace is not None:
+            self.service.trace = FileTrace(self.clock, trace)
         ready = 0
         while ready < n:
             tag, _i, _o, _d = self._get(120)
@@ -285,9 +292,16 @@ class RacePool:
         iid = f"{self._prefix}-race-{race}"
         binding = PauseBinding(run_id=run, root_run_id=run, session_id=SESSION, thread_id=run,
                                scope=SCOPE)
+        # the orchestrator plays the run's part -- its start and its ask step, which pauses
+        # and records the turn -- and reports it in the harness's words
+        trace = self.service.trace
+        trace.emit("start", run=run, parent=None, script=[
+            {"op": "interrupt", "name": "approve", "payload": {}}, {"op": "end"}], ttl=TTL_MS)
+        trace.emit("execute", run=run, pauses=[iid])
         rec = self.service.pause(binding=binding, name="approve", payload={"race": race},
                                  interrupt_id=iid, checkpoint_id=f"{run}@0")
         rec = self.service.record_turn(iid, "{}")
+        trace.emit("turn", run=run, pause=iid)
         assert rec.state.phase == Phase.RESUMABLE
         return iid, rec.token
 
@@ -365,11 +379,22 @@ class RacePool:
         report.violations.extend(f"{kind} race {race}: {b}" for b in bad)
 
 
+TRACED_KINDS: Final[tuple[str, ...]] = ("same", "differ")
+"""The races whose event log the model describes: resumers only (the expiry race's servers
+disagree on the time, which the model's one clock cannot say; the cancel race cancels a pause
+alone, which the model's run-level cancel does not)."""
+
+
 def run_races(spec: StoreSpec, key_path: str, *, processes: int = 4, rounds: int = 10,
-              kinds: Sequence[str] = KINDS, broken: str | None = None) -> RaceReport:
-    """``rounds`` races of every kind, ``processes`` racers each, on one store."""
+              kinds: Sequence[str] = KINDS, broken: str | None = None,
+              trace: str | None = None) -> RaceReport:
+    """``rounds`` races of every kind, ``processes`` racers each, on one store.  With
+    ``trace`` (a path), every process appends its events to that NDJSON event log
+    (:class:`pausepoint.engine.tracing.FileTrace`), and only :data:`TRACED_KINDS` run."""
+    if trace is not None:
+        kinds = [k for k in kinds if k in TRACED_KINDS]
     report = RaceReport(spec.kind, processes, broken=broken)
-    with RacePool(spec, key_path, processes, broken) as pool:
+    with RacePool(spec, key_path, processes, broken, trace) as pool:
         for _ in range(rounds):
             for kind in kinds:
                 pool.race(kind, report)
@@ -508,6 +533,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_level.add_argument("--resumers", type=int, metavar="M")
     run_level.add_argument("--cancellers", type=int, metavar="K")
     run_level.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trace", metavar="FILE",
+                        help="write every process's events to this NDJSON event log (the "
+                             "same and differ races only) and validate it against the model")
     parser.add_argument("--adapter", metavar="SPEC",
                         help="race this implementation through the adapter protocol, spelled "
                              "as for `pausepoint conform --adapter` (reference, "
@@ -536,10 +564,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 drop(spec)
         try:
             report = run_races(spec, key, processes=args.processes, rounds=args.rounds,
-                               broken=args.broken)
+                               broken=args.broken, trace=args.trace)
         finally:
             drop(spec)
-        return finish(report, t0)
+        status = finish(report, t0)
+        if args.trace:
+            from pausepoint_conformance.modelcheck.impltrace import judge_events
+
+            verdict = judge_events(args.trace)
+            print(f"trace {args.trace}: {verdict[:300]}")
+            status = status or int(verdict != "valid")
+        return status
 
 
 if __name__ == "__main__":

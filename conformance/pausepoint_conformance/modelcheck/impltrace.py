@@ -95,7 +95,8 @@ class _Translation:
 
     def emit(self, action: str, args: Sequence[object], result: str | None = None) -> None:
         names = tr.ARG_NAMES[action]
-        line: dict[str, Any] = {"action": action, "args": dict(zip(names, args, strict=True))}
+        line: dict[str, Any] = {"action": action, "args": dict(zip(names, args, strict=True)),
+                                "state": {}}  # the state is the model's to find
         if result is not None:
             line["result"] = result
         self.lines.append(line)
@@ -192,7 +193,8 @@ class _Translation:
         if "line" not in read:  # the read becomes a line when its commit is kept
             line = {"action": "ResumeRead", "args": dict(zip(
                 tr.ARG_NAMES["ResumeRead"],
-                (read["index"], *read["slot"], read["response"], "ok"), strict=True))}
+                (read["index"], *read["slot"], read["response"], "ok"), strict=True)),
+                "state": {}}
             self.lines.insert(read["at"], line)
             for other in self.pending.values():  # later reads moved down by the insertion
                 if other is not read and "line" not in other and other["at"] >= read["at"]:
@@ -225,6 +227,16 @@ def translate(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def validate_events(events: Iterable[Mapping[str, Any]]) -> tr.Validation:
     """Translate the implementation's events and replay them against the model."""
     return tr.validate(translate(events))
+
+
+def judge_events(path: str | Path) -> str:
+    """An event log file against the model, in a word: ``valid``, ``INVALID: <why>`` or
+    ``untranslatable: <why>`` (what the model has no action for, or not an event log)."""
+    try:
+        v = validate_events(load_events(Path(path).read_text(encoding="utf-8")))
+    except (Untranslatable, ValueError, OSError) as exc:
+        return f"untranslatable: {exc}"
+    return "valid" if v.ok else f"INVALID: {v.message}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -338,31 +338,55 @@ class Ctx:
             self.expect(bool(getattr(p, attr)), "pause.published", f"a non-empty {attr}",
                         getattr(p, attr), f"a published pause has no {attr}")
 
+    def _observed(self, *failures: CheckFailed | None) -> None:
+        """Independent checks of one observation: every one that failed is recorded, and the
+        check stops at the first (the others go to ``also``)."""
+        broken = [f for f in failures if f is not None]
+        if broken:
+            self.also.extend(broken[1:])
+            raise broken[0]
+
+    def _run_terminal(self, rep: RunReport, events: list[str], what: str,
+                      invoked: bool) -> CheckFailed | None:
+        """``run.events.single-terminal`` of one report, or None when it holds."""
+        if rep.status == "stopped":
+            return None
+        if invoked and not events:
+            return self.fail("run.events.single-terminal", "one terminal event", events,
+                             f"{what} ran the run but reported no events")
+        if not events:
+            return None
+        terminals = [e for e in events if e in TERMINAL_EVENTS]
+        if len(terminals) != 1 or events[-1] not in TERMINAL_EVENTS:
+            return self.fail("run.events.single-terminal", "exactly one terminal event, last",
+                             events, f"{what}: the invocation must end in exactly one "
+                             "terminal event")
+        last = events[-1]
+        want = {"paused": ("paused",), "done": ("done",), "cancelled": ("cancelled",),
+                "error": ("error", "running")}[last]
+        if rep.status.value not in want:
+            return self.fail("run.events.single-terminal",
+                             f"status {' or '.join(want)} after a {last} event",
+                             rep.status.value,
+                             f"{what}: the run status disagrees with its terminal event")
+        return None
+
     def _saw_run(self, rep: RunReport, what: str, invoked: bool) -> None:
+        """Every report is checked for three independent clauses -- the event vocabulary, one
+        terminal event matching the status, and never error after a pause -- and every one it
+        breaks is recorded."""
         events = list(rep.events)
         bad = [e for e in events if e not in EVENT_VOCABULARY]
-        self.expect(not bad, "run.events.vocabulary", sorted(EVENT_VOCABULARY), bad,
-                    f"{what} emitted events outside the vocabulary")
-        if invoked and rep.status != "stopped":
-            self.expect(bool(events), "run.events.single-terminal", "one terminal event",
-                        events, f"{what} ran the run but reported no events")
-        if events and rep.status != "stopped":
-            terminals = [e for e in events if e in TERMINAL_EVENTS]
-            self.expect(len(terminals) == 1 and events[-1] in TERMINAL_EVENTS,
-                        "run.events.single-terminal", "exactly one terminal event, last",
-                        events, f"{what}: the invocation must end in exactly one terminal "
-                        "event")
-            last = events[-1]
-            want = {"paused": ("paused",), "done": ("done",), "cancelled": ("cancelled",),
-                    "error": ("error", "running")}[last]
-            self.expect(rep.status.value in want, "run.events.single-terminal",
-                        f"status {' or '.join(want)} after a {last} event", rep.status.value,
-                        f"{what}: the run status disagrees with its terminal event")
-        if rep.run_id in self.paused_runs or rep.status == "paused":
-            self.expect((rep.status != "error" and "error" not in events) or
-                        rep.refusal is not None, "run.paused.never-error",
-                        "no error", {"status": rep.status.value, "events": events},
-                        f"{what}: a run that paused ended in error")
+        paused_then_error = (rep.run_id in self.paused_runs or rep.status == "paused") and (
+            rep.status == "error" or "error" in events) and rep.refusal is None
+        self._observed(
+            self.fail("run.events.vocabulary", sorted(EVENT_VOCABULARY), bad,
+                      f"{what} emitted events outside the vocabulary") if bad else None,
+            self._run_terminal(rep, events, what, invoked),
+            self.fail("run.paused.never-error", "no error",
+                      {"status": rep.status.value, "events": events},
+                      f"{what}: a run that paused ended in error") if paused_then_error
+            else None)
         if rep.status == "paused":
             self.paused_runs.add(rep.run_id)
         for p in rep.pauses:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from pausepoint.core.canonical import canonical_json, digest
 from pausepoint.core.clauses import Group
+from pausepoint.core.lifecycle import LIVE
 from pausepoint_conformance import __version__ as suite_version
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.wire import (
@@ -397,6 +398,24 @@ class _Replay:
                                 {ref: {"resumable": p.resumable}},
                                 f"{what}: wrong resumable flag for {ref}")
 
+    def _lost_change(self, expected: list[ExpectedPause], actual: list[PublishedPause],
+                     what: str) -> None:
+        """After a restart, a pause the model has decided (it reported so before the crash)
+        published again *and live again*: the decision was reported but never committed."""
+        want = {e.ref for e in expected}
+        by_id = {p.interrupt_id: ref for ref, p in self.pauses.items()}
+        for p in actual:
+            ref = by_id.get(p.interrupt_id)
+            if ref is None or ref in want:
+                continue
+            phase = self._data(self.a.pause_state(PauseStateArgs(interrupt_id=p.interrupt_id)),
+                               f"pause_state of {ref}")
+            if phase is not None and phase.phase in {p.value for p in LIVE}:
+                raise _Mismatch("durability.commit-per-change", {ref: "decided"},
+                                {ref: phase.phase}, f"{what}: pause {ref}, decided before the "
+                                "crash, is live again after it: the change was reported "
+                                "before it was committed")
+
     def _compare_run(self, step: Any, data: Any, what: str) -> None:
         exp: Expect = step.expect
         run = getattr(data, "run", data)
@@ -490,6 +509,7 @@ class _Replay:
             before = {ref: p.token for ref, p in self.pauses.items()}
             data = self._compare_result(step, self.a.crash_restart(CrashRestartArgs()), what)
             if data is not None and step.expect.pauses is not None:
+                self._lost_change(step.expect.pauses, list(data.pauses), what)
                 self._assign(step.expect.pauses, list(data.pauses), step.clauses[0], what)
                 for ref, tok in before.items():
                     if self.pauses[ref].token != tok:

@@ -19,6 +19,7 @@ the clock's reading); :mod:`pausepoint_conformance.modelcheck.impltrace` transla
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import threading
 from collections.abc import Iterator
@@ -51,7 +52,9 @@ NO_TRACE: Final[NoTrace] = NoTrace()
 
 class MemoryTrace:
     """Keeps every event as a dict: ``op``, the fields, ``now`` (the clock's reading) and
-    ``thread`` (which thread did it: concurrent resume servers are told apart by it)."""
+    ``thread`` (which thread did it -- the kernel's thread id, unique among the live threads
+    of every process: concurrent resume servers, threads or processes, are told apart by
+    it)."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -61,7 +64,7 @@ class MemoryTrace:
     def emit(self, op: str, **fields: Any) -> None:
         with self._lock:
             self._keep({"op": op, **fields, "now": self.clock.now(),
-                        "thread": threading.get_ident()})
+                        "thread": threading.get_native_id()})
 
     def _keep(self, event: dict[str, Any]) -> None:
         self.events.append(event)
@@ -79,20 +82,50 @@ class MemoryTrace:
 
 class FileTrace(MemoryTrace):
     """Like :class:`MemoryTrace`, and each event is appended to ``path`` (NDJSON, flushed)
-    as it happens -- by several processes in turn, if they share the path."""
+    as it happens -- by several processes, in turn or at once, if they share the path:
+    ``atomic()`` then also holds an exclusive lock on ``<path>.lock``, so processes racing on
+    one store report their reads and commits in the order the store saw them."""
 
     def __init__(self, clock: Clock, path: str | Path) -> None:
         super().__init__(clock)
         self.path = Path(path)
-        if not self.path.exists():
-            self.path.write_text(json.dumps({"format": EVENTS_FORMAT}) + "\n",
-                                 encoding="utf-8")
+        self._lockfile = self.path.with_name(self.path.name + ".lock")
+        with self._file_lock():
+            if not self.path.exists():
+                self.path.write_text(json.dumps({"format": EVENTS_FORMAT}) + "\n",
+                                     encoding="utf-8")
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        with self._lockfile.open("a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[object]:
+        with self._lock, self._file_lock():
+            yield self
 
     def _keep(self, event: dict[str, Any]) -> None:
         super()._keep(event)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(event, separators=(",", ":"), default=str) + "\n")
             f.flush()
+
+
+class Elapsed:
+    """A clock's readings counted from ``origin``: a trace of a run on the wall clock starts
+    near 0 (the model's clock is counted in ticks of a millisecond from 0)."""
+
+    def __init__(self, clock: Clock, origin: int) -> None:
+        self.clock = clock
+        self.origin = origin
+
+    def now(self) -> int:
+        return self.clock.now() - self.origin
 
 
 def load_events(text: str) -> list[dict[str, Any]]:

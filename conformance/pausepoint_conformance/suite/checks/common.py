@@ -68,6 +68,13 @@ def _crash_in_effect(ctx: Ctx, fault: Fault) -> PublishedPause:
     ctx.expect_count("r1", "a", applied, "effect.journal.bracket")
     data = ctx.crash_restart(clause_id="effect.unknown-outcome")
     rec = [p for p in data.pauses if p.run_id == "r1" and p.kind == "recovery"]
+    went_on = [p.name for p in data.pauses if p.run_id == "r1" and p.kind == "ask"]
+    ctx.expect_also(bool(rec) or not went_on or ctx.count("r1", "a") != applied,
+               "effect.journal.bracket", "a recovery pause for the effect in doubt",
+               {"pauses": went_on, "effect a ran": applied},
+               "after a crash inside an effect the restart went on past it without running it "
+               "again, as if the journal said it had finished: it was journalled finished "
+               "before it returned")
     ctx.expect(len(rec) == 1, "effect.unknown-outcome", "one recovery pause for r1",
                [(p.name, p.kind) for p in data.pauses],
                "an effect in doubt after a crash must be surfaced as a recovery pause")

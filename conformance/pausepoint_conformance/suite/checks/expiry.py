@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pausepoint.core.clauses import ErrorCode as E
 from pausepoint.core.clauses import Group
+from pausepoint_conformance.protocol.wire import Ok
 from pausepoint_conformance.suite.checks.common import TOKEN_ERRORS, basic
 from pausepoint_conformance.suite.framework import (
     NO,
@@ -12,6 +13,7 @@ from pausepoint_conformance.suite.framework import (
     Ctx,
     ask,
     check,
+    describe,
     effect,
     end,
 )
@@ -49,6 +51,33 @@ def _just_in_time(ctx: Ctx) -> None:
     ctx.advance(ctx.ttl_ms)
     ctx.expect_phase(p, "consumed", "lifecycle.terminal.absorbing")
     ctx.expect_count("r1", "b", 1, "expiry.no-consume-after")
+
+
+@check("expiry/across-restart",
+       "a restart does not move a pause's expiry: at its expires_at, restart or not, it is "
+       "expired and an answer consumes nothing",
+       ["expiry.no-consume-after", "resume.expiry", "expiry.transition", "durability.restart",
+        "durability.token.reissue"])
+def _across_restart(ctx: Ctx) -> None:
+    p = basic(ctx)
+    ctx.advance(ctx.ttl_ms // 2)
+    data = ctx.crash_restart()
+    ctx.expect([q.interrupt_id for q in data.pauses] == [p.interrupt_id], "durability.restart",
+               [p.interrupt_id], [q.interrupt_id for q in data.pauses],
+               "the pause was lost by the restart")
+    ctx.expect(data.pauses[0].token == p.token, "durability.token.reissue", p.token[-12:],
+               data.pauses[0].token[-12:], "a different token was published after the restart")
+    ctx.advance(ctx.ttl_ms - ctx.ttl_ms // 2)
+    r = ctx.resume_raw(p, YES)
+    ctx.expect_also(not isinstance(r, Ok) or r.data.replayed, "expiry.no-consume-after",
+                    "no consume", describe(r),
+                    "an answer at expires_at (a restart in between) consumed the pause")
+    ctx.expect_refused(r, [E.PAUSE_EXPIRED], "resume.expiry",
+                       "a resume at expires_at, a restart in between")
+    ctx.expect_count("r1", "b", 0, "expiry.no-consume-after")
+    ctx.expect_phase(p, "expired", "expiry.transition",
+                     "the clock reached expires_at (a restart in between) but the pause is not "
+                     "expired")
 
 
 @check("expiry/every-live-phase",

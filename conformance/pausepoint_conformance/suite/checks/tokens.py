@@ -180,8 +180,8 @@ def _rotation_drain(ctx: Ctx) -> None:
     s = basic(ctx, "r3")  # signed by new: no concern of old's drain
     ctx.resume(q, YES, clause_id="token.rotation.drain")
     ctx.retire_key(old)
-    ctx.refuse_resume(p, [E.TOKEN_INVALID], "token.rotation.drain",
-                      "a replay presenting a token of the retired key")
+    ctx.refuse_resume(p, [E.TOKEN_INVALID], "resume.token.authentic",
+                      "a replay presenting a token of the retired key, no longer in the ring")
     ctx.expect_phase(p, "consumed", "lifecycle.refusal.no-change")
     retire_refused(old, [E.KEY_UNKNOWN], "retiring a key already retired")
     retire_refused("no-such-key", [E.KEY_UNKNOWN], "retiring a key id never in the ring")
