@@ -72,10 +72,12 @@ class Ledger(Protocol):
 
     durable: bool
 
-    def issue(self, record: PauseRecord) -> bool:
+    def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         """Insert the row; False (and no change) if this interrupt id is already issued.
         Refused with ``key_unknown`` (and no change) if ``record.kid`` was retired by
-        :meth:`retire_key` -- checked under the same lock (token.rotation.drain)."""
+        :meth:`retire_key` -- checked under the same lock (token.rotation.drain).  With
+        ``fence`` (an epoch), the insert is conditional on the record's run still carrying it,
+        in the same atomic write; False (and no change) if not (``run.ownership.fencing``)."""
         ...
 
     def get(self, interrupt_id: str) -> PauseRecord | None: ...
@@ -158,6 +160,11 @@ class EffectJournal(Protocol):
         ...
 
     def status(self, run_id: str, key: str) -> EffectStatus | None: ...
+
+    def started_by(self, run_id: str, key: str) -> int | None:
+        """The epoch that journalled the entry started, while it is ``started`` (else None):
+        only a driver of a later epoch may take it for an unknown outcome."""
+        ...
 
     def open_entries(self, run_id: str) -> Sequence[str]:
         """Keys started and not finished (nor settled) for this run."""

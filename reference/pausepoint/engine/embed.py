@@ -290,6 +290,11 @@ class Engine:
             raise InvocationCancelled()
         status = svc.effects.status(run.run_id, key)
         if status == EffectStatus.STARTED:  # a process died inside it: never run it again
+            started = svc.effects.started_by(run.run_id, key)
+            if started is None:  # finished or settled meanwhile: look again
+                return self._effect(run, state, key, fn, asked)
+            if started > run.epoch:  # a new owner's effect in flight: this driver lost the run
+                self._lost(run.run_id)
             self._pause(run, state, asked, RECONCILE.name,
                         {"run_id": run.run_id, "effect": key}, recovering=True)
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
@@ -297,15 +302,20 @@ class Engine:
             return self._save(run, state, runs.Progress(run.epoch, self.clock.now(),
                                                         self.lease_ms))
         if not svc.effects.start(run.run_id, key, run.epoch):
-            if (svc.runs.get(run.run_id) or run).status in runs.CANCELLED_OR_CANCELLING:
-                raise InvocationCancelled()
-            raise _Lost()
+            self._lost(run.run_id)
         result = fn()
         state["effects"][key] = result
         saved = self._save(run, state, runs.Progress(run.epoch, self.clock.now(),
                                                      self.lease_ms))
         svc.effects.finish(run.run_id, key, run.epoch)
         return saved
+
+    def _lost(self, run_id: str) -> None:
+        """This driver no longer owns the run: cancelled, or taken over."""
+        now = self.deployment.service.runs.get(run_id)
+        if now is not None and now.status in runs.CANCELLED_OR_CANCELLING:
+            raise InvocationCancelled()
+        raise _Lost()
 
     def _pause(self, run: RunRecord, state: dict[str, Any], n: int, interaction: str,
                payload: Any, recovering: bool = False) -> None:
@@ -320,10 +330,16 @@ class Engine:
                  if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")]
         live = [r for r in prior if r.state.phase in lc.LIVE]
         suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
-        rec = svc.pause(binding=binding, name=interaction, payload=payload,
-                        interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                        checkpoint_id=f"{run.run_id}@{n}" + (f"/{suffix}" if recovering else ""),
-                        reserved=recovering)
+        try:  # a recovery pause only while this driver owns the run (run.ownership.fencing)
+            rec = svc.pause(binding=binding, name=interaction, payload=payload,
+                            interrupt_id=f"{run.run_id}/{n}/{suffix}",
+                            checkpoint_id=f"{run.run_id}@{n}" + (
+                                f"/{suffix}" if recovering else ""),
+                            reserved=recovering, fence=run.epoch if recovering else None)
+        except PausepointError as exc:
+            if exc.clause == "run.ownership.fencing":
+                self._lost(run.run_id)
+            raise
         if recovering and rec.state.phase == lc.Phase.PAUSED:
             rec = svc.mark_unknown(rec.interrupt_id)
         if not rec.state.turn_recorded:

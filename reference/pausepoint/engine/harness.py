@@ -654,6 +654,7 @@ class Harness:
                     continue
                 if status == EffectStatus.STARTED:
                     self._open_recovery(run, state, pc, key)  # raises InvocationPaused
+                    continue  # the entry changed meanwhile: look again
                 emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
                 if not svc.effects.start(run_id, jkey, run.epoch):
                     self._lost(run_id)  # a new epoch (cancel, take-over): never apply
@@ -769,6 +770,16 @@ class Harness:
             if cleanup:
                 self.world.apply(run.run_id, str(cleanup))
 
+    def _in_doubt(self, run: RunRecord, jkey: str) -> bool:
+        """The entry ``jkey`` journalled started is in doubt for this driver: an earlier epoch
+        started it and stopped.  Started under a later epoch, it is a new owner's effect in
+        flight: this driver lost the run and stops (run.ownership.fencing).  False when the
+        entry is no longer started (finished or settled meanwhile)."""
+        started = self.service.effects.started_by(run.run_id, jkey)
+        if started is not None and started > run.epoch:
+            self._lost(run.run_id)
+        return started is not None
+
     def _recovery_index(self, run_id: str, pc: int) -> int:
         """The number of the recovery pause to open at step ``pc``: a recovery pause of this
         step still live was opened by a driver that stopped before it finished, so finish that
@@ -783,11 +794,19 @@ class Harness:
         """An effect journalled started and not finished: its outcome is unknown.  Open a
         recovery pause in unknown_outcome; never retry (effect.unknown-outcome)."""
         svc = self.service
+        if not self._in_doubt(run, _effect_key(pc, key)):
+            return
         n = self._recovery_index(run.run_id, pc)
-        rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
-                        payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
-                        interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                        checkpoint_id=f"{run.run_id}@{pc}/recover/{n}", reserved=True)
+        try:
+            rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
+                            payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
+                            interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
+                            checkpoint_id=f"{run.run_id}@{pc}/recover/{n}", reserved=True,
+                            fence=run.epoch)
+        except PausepointError as exc:
+            if exc.clause == "run.ownership.fencing":
+                self._lost(run.run_id)
+            raise
         self.trace.emit("recover", run=run.run_id, pause=rec.interrupt_id)
         if rec.state.phase == lc.Phase.PAUSED:
             rec = svc.mark_unknown(rec.interrupt_id)
