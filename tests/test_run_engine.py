@@ -13,12 +13,29 @@ test fails with the guard removed and passes with it, on every store.
 
 from __future__ import annotations
 
-import pytest
+import threading
 
+import pytest
 from _registry import HERE, load
+
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
 from pausepoint.engine.harness import Harness
 from pausepoint.stores.base import StoreBundle
-from pausepoint_conformance.faults.interleave import EXPECTED, play, problems
+from pausepoint_conformance.faults.interleave import (
+    EXPECTED,
+    Hooks,
+    Killed,
+    S,
+    _die,
+    _hold,
+    in_thread,
+    joined,
+    play,
+    problems,
+    servers,
+    wait,
+)
 from pausepoint_conformance.faults.testbed import StoreSpec
 from pausepoint_conformance.protocol.wire import Interleaving
 
@@ -66,3 +83,45 @@ def test_each_interleaving_fails_with_its_guard_removed(scenario: Interleaving,
 def test_every_interleaving_has_expectations_and_a_broken_variant() -> None:
     assert set(EXPECTED) == set(Interleaving) == set(GUARD_REMOVED)
     assert all(EXPECTED.values())
+
+
+# == two bugs the TLA+ model found at the run level ===========================================
+
+
+def test_a_grandchild_under_a_done_child_of_a_cancelled_run_is_refused(
+        any_store_spec: StoreSpec) -> None:
+    """run.child.cancelling-parent: the parent p is cancelled; its child c had ended done by
+    itself (and stays so); a grandchild started under c is under a cancelled ancestor, so it is
+    refused like a child of p, and runs nothing."""
+    with servers(any_store_spec) as server:
+        h = server("a")
+        h.start([{"op": "interrupt", "name": "ask"}], run_id="p", **S)
+        assert h.start([{"op": "end"}], run_id="c", parent_run_id="p", **S).status == "done"
+        h.cancel("p")
+        assert h.run_status("c") == "done"
+        with pytest.raises(PausepointError) as refused:
+            h.start([{"op": "effect", "key": "pay"}, {"op": "end"}], run_id="g",
+                    parent_run_id="c", **S)
+        assert refused.value.code == ErrorCode.PAUSE_CANCELLED
+        assert h.run_status("g") == "unknown" and server.world.count("g", "pay") == 0
+
+
+def test_a_pause_during_a_cancel_under_way_writes_nothing(any_store_spec: StoreSpec) -> None:
+    """run.cancel.in-flight: a cancel took the run over (cancelling) and stopped there; the
+    driver it fenced goes on to ask its question -- the pause is refused in the ledger's insert
+    itself, so no pause of the run exists, live or cancelled, and the run asks nothing."""
+    with servers(any_store_spec) as server:
+        hooks = Hooks()
+        a, b = server("a", hooks), server("b", hooks)
+        at_ask, go = threading.Event(), threading.Event()
+        hooks.on("ledger.issue", "before", _hold(at_ask, go, "the cancel"), thread="A")
+        hooks.on("runs.replace", "after", _die, thread="B")  # the canceller dies, cancelling
+        ta, out = in_thread(lambda: a.start([{"op": "interrupt", "name": "ask"}],
+                                            run_id="r1", **S), "A")
+        wait(at_ask, "A to issue its question")
+        tb, out_b = in_thread(lambda: b.cancel("r1"), "B")
+        assert isinstance(joined(tb, out_b), Killed)
+        go.set()
+        joined(ta, out)
+        assert server("observer").run_status("r1") == "cancelling"
+        assert list(server("observer").service.ledger.by_run("r1")) == []

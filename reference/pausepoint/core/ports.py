@@ -245,10 +245,10 @@ class RunStore(Protocol):
     durable: bool
 
     def create(self, run: RunRecord) -> bool:
-        """Insert ``run`` if no run has its id and -- when it names a parent -- the parent
-        exists and is neither cancelling nor cancelled, atomically with respect to a
-        concurrent cancel of the parent (``run.child.cancelling-parent``).  Returns whether it
-        did."""
+        """Insert ``run`` if no run has its id and -- when it names a parent -- the parent and
+        the root run both exist and are neither cancelling nor cancelled, atomically with
+        respect to a concurrent cancel of either (``run.child.cancelling-parent``).  Returns
+        whether it did."""
         ...
 
     def get(self, run_id: str) -> RunRecord | None: ...

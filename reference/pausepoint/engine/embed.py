@@ -149,11 +149,10 @@ class Engine:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
         runs_ = self.deployment.service.runs
-        parent = runs_.get(parent_run_id) if parent_run_id else None
+        parent, standing = self.deployment.service.parent_standing(parent_run_id)
         existing = runs_.get(run_id)
         out = runs.step(None if existing is None else existing.run_state, runs.Start(
-            self.owner, self.clock.now(), self.lease_ms,
-            parent=None if parent is None else parent.status,
+            self.owner, self.clock.now(), self.lease_ms, parent=standing,
             parent_found=not parent_run_id or parent is not None))
         if isinstance(out, runs.Refusal):
             raise PausepointError(out.code, out.clause, f"run {run_id!r}: {out.message}")
@@ -330,12 +329,12 @@ class Engine:
                  if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")]
         live = [r for r in prior if r.state.phase in lc.LIVE]
         suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
-        try:  # a recovery pause only while this driver owns the run (run.ownership.fencing)
+        try:  # a pause only while this driver owns the run (run.ownership.fencing)
             rec = svc.pause(binding=binding, name=interaction, payload=payload,
                             interrupt_id=f"{run.run_id}/{n}/{suffix}",
                             checkpoint_id=f"{run.run_id}@{n}" + (
                                 f"/{suffix}" if recovering else ""),
-                            reserved=recovering, fence=run.epoch if recovering else None)
+                            reserved=recovering, fence=run.epoch)
         except PausepointError as exc:
             if exc.clause == "run.ownership.fencing":
                 self._lost(run.run_id)

@@ -298,10 +298,9 @@ class Harness:
                      "responses": {}}
             for _ in range(2):  # decide on what was read; if the insert lost, decide again
                 existing = svc.runs.get(run_id)
-                parent = svc.runs.get(parent_run_id) if parent_run_id else None
+                parent, standing = svc.parent_standing(parent_run_id)
                 out = runs.step(None if existing is None else existing.run_state, runs.Start(
-                    self.owner, self.clock.now(), self.lease_ms,
-                    parent=None if parent is None else parent.status,
+                    self.owner, self.clock.now(), self.lease_ms, parent=standing,
                     parent_found=not parent_run_id or parent is not None))
                 if isinstance(out, runs.Refusal):
                     raise PausepointError(out.code, out.clause, f"run {run_id!r}: {out.message}")
@@ -721,29 +720,42 @@ class Harness:
                                 checkpoint_id=checkpoint_id)
         self.trace.emit("execute", run=run.run_id,
                         pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
-        published = []
-        for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
-            rec = svc.pause(binding=binding, name=name, payload=payload,
-                            interrupt_id=f"{run.run_id}/{pc}/{j}",
-                            tool_call_id=str(step.get("tool_call_id", "")),
-                            checkpoint_id=checkpoint_id)
-            if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
-                    and step.get("checkpoint_write") != "fail":
-                try:
-                    rec = svc.record_turn(rec.interrupt_id, turn)
-                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
-                except PausepointError:
-                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
-                                    failed=True)
-                    rec = svc.ledger.get(rec.interrupt_id) or rec
-            published.append(self._publish(rec))
+        published: list[PendingInterrupt] = []
         try:
+            for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
+                rec = self._pause_owned(run, name=name, payload=payload,
+                                        interrupt_id=f"{run.run_id}/{pc}/{j}",
+                                        tool_call_id=str(step.get("tool_call_id", "")),
+                                        checkpoint_id=checkpoint_id)
+                if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
+                        and step.get("checkpoint_write") != "fail":
+                    try:
+                        rec = svc.record_turn(rec.interrupt_id, turn)
+                        self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
+                    except PausepointError:
+                        self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
+                                        failed=True)
+                        rec = svc.ledger.get(rec.interrupt_id) or rec
+                published.append(self._publish(rec))
             self._save(run, state, RunStatus.PAUSED)
         except InvocationCancelled:  # cancelled while asking: these pauses go with the run
             for p in published:
                 self._cancel_quietly(p.interrupt_id)
             raise
         raise InvocationPaused(tuple(published))
+
+    def _pause_owned(self, run: RunRecord, **pause: Any) -> PauseRecord:
+        """Take a pause of ``run`` only while this driver owns it under ``run.epoch``: fenced in
+        the ledger's insert itself, so a driver a cancel or a take-over fenced off opens no
+        question and no recovery pause (run.ownership.fencing, run.cancel.in-flight)."""
+        try:
+            rec: PauseRecord = self.service.pause(binding=self._binding(run), fence=run.epoch,
+                                                  **pause)
+        except PausepointError as exc:
+            if exc.clause == "run.ownership.fencing":
+                self._lost(run.run_id)
+            raise
+        return rec
 
     def _cancel_quietly(self, interrupt_id: str) -> None:
         try:
@@ -797,16 +809,10 @@ class Harness:
         if not self._in_doubt(run, _effect_key(pc, key)):
             return
         n = self._recovery_index(run.run_id, pc)
-        try:
-            rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
-                            payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
-                            interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                            checkpoint_id=f"{run.run_id}@{pc}/recover/{n}", reserved=True,
-                            fence=run.epoch)
-        except PausepointError as exc:
-            if exc.clause == "run.ownership.fencing":
-                self._lost(run.run_id)
-            raise
+        rec = self._pause_owned(run, name=RECONCILE.name,
+                                payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
+                                interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
+                                checkpoint_id=f"{run.run_id}@{pc}/recover/{n}", reserved=True)
         self.trace.emit("recover", run=run.run_id, pause=rec.interrupt_id)
         if rec.state.phase == lc.Phase.PAUSED:
             rec = svc.mark_unknown(rec.interrupt_id)

@@ -396,6 +396,21 @@ class PauseService:
             todo.extend(child.run_id for child in self.runs.children(rid))
         return cancelled
 
+    def parent_standing(self, parent_run_id: str | None) -> tuple[RunRecord | None,
+                                                                   RunStatus | None]:
+        """The parent of a run to start, and the status the start is judged by
+        (:class:`~pausepoint.core.runs.Start`'s ``parent``): the parent's own, or cancelling
+        when a run above it is cancelling or cancelled -- a child under a done child of a
+        cancelled run is under a cancelled run (run.child.cancelling-parent)."""
+        parent = self.runs.get(parent_run_id) if parent_run_id else None
+        above, seen = parent, set()
+        while above is not None and above.parent_run_id and above.run_id not in seen:
+            seen.add(above.run_id)
+            above = self.runs.get(above.parent_run_id)
+            if above is not None and above.status in runs.CANCELLED_OR_CANCELLING:
+                return parent, RunStatus.CANCELLING
+        return parent, None if parent is None else parent.status
+
     def _take_for_cancel(self, run_id: str, owner: str, refuse: bool) -> RunRecord | None:
         """The run, taken over in ``cancelling`` under a new epoch; None if there is no such
         run or (a child) it ended by itself -- it stays so, and its children are still

@@ -190,9 +190,9 @@ class MemoryRuns(_Facet):
 
     def create(self, run: RunRecord) -> bool:
         with self._s._lock:
-            parent = self._s._runs.get(run.parent_run_id) if run.parent_run_id else None
-            if run.run_id in self._s._runs or (run.parent_run_id and (
-                    parent is None or parent.status in CANCELLED_OR_CANCELLING)):
+            above = [self._s._runs.get(r) for r in (run.parent_run_id, run.root_run_id)]
+            if run.run_id in self._s._runs or (run.parent_run_id and any(
+                    r is None or r.status in CANCELLED_OR_CANCELLING for r in above)):
                 return False
             self._s._runs[run.run_id] = run
             return True

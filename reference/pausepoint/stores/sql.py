@@ -607,17 +607,19 @@ class SqlRuns(_Facet):
 
     @property
     def _create(self) -> str:
-        """One statement: insert the run if its parent (if any) is live, reading the parent
-        with the dialect's row lock so that a concurrent cancel of the parent either sees the
-        child or is seen by it."""
+        """One statement: insert the run if its parent and its root (if any) are live, reading
+        them with the dialect's row lock so that a concurrent cancel of either sees the child
+        or is seen by it."""
+        live = (f"EXISTS (SELECT 1 FROM {RUNS} WHERE run_id = ? AND status NOT IN "
+                f"({_marks(len(_CANCELLED_OR_CANCELLING))}){self._s.dialect.row_lock})")
         return (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
-                f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR EXISTS (SELECT 1 FROM {RUNS} "
-                f"WHERE run_id = ? AND status NOT IN ({_marks(len(_CANCELLED_OR_CANCELLING))})"
-                f"{self._s.dialect.row_lock}) ON CONFLICT (run_id) DO NOTHING")
+                f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR ({live} AND {live}) "
+                "ON CONFLICT (run_id) DO NOTHING")
 
     def create(self, run: RunRecord) -> bool:
-        return self._s.write(self._create, (*run_to_row(run), run.parent_run_id,
-                                            run.parent_run_id, *_CANCELLED_OR_CANCELLING)) == 1
+        return self._s.write(self._create, (
+            *run_to_row(run), run.parent_run_id, run.parent_run_id, *_CANCELLED_OR_CANCELLING,
+            run.root_run_id, *_CANCELLED_OR_CANCELLING)) == 1
 
     def get(self, run_id: str) -> RunRecord | None:
         rows = self._s.read(f"{_RUN_SELECT} WHERE run_id = ?", (run_id,))
