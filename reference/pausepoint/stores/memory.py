@@ -62,8 +62,8 @@ class MemoryLedger(_Facet):
                 raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
                                       f"key {record.kid!r} was retired; mint with another")
             run = self._s._runs.get(record.run_id)
-            if record.interrupt_id in self._s._pauses or fence is not None and (
-                    run is None or run.epoch != fence):
+            if record.interrupt_id in self._s._pauses or (fence is not None and (
+                    run is None or run.epoch != fence)):
                 return False
             self._s._pauses[record.interrupt_id] = record
             return True
