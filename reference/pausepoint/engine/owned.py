@@ -94,11 +94,7 @@ class Ownership:
         """Take ``run`` over with ``event`` (a restart's or a continuation's), with continuation
         data ``state``; None if the run table refuses (a live owner, a step the run has left)
         or another driver took it first -- one winner."""
-        out = runs.step(run.run_state, event)
-        if isinstance(out, runs.Refusal):
-            return None
-        taken = run.evolve(out.state, state)
-        return taken if self.service.runs.replace(run, taken) else None
+        return self.write(run, event, state)
 
     def continuation(self, current_step: bool) -> runs.Continue:
         """A continuation's take-over event, for a pause at the run's current step or not
