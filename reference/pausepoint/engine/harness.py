@@ -717,9 +717,8 @@ class Harness:
         raise InvocationPaused(tuple(published))
 
     def _pause_owned(self, run: RunRecord, **pause: Any) -> PauseRecord:
-        """Take a pause of ``run`` only while this driver owns it under ``run.epoch``: fenced in
-        the ledger's insert itself, so a driver a cancel or a take-over fenced off opens no
-        question and no recovery pause (run.ownership.fencing, run.cancel.in-flight)."""
+        """:meth:`pausepoint.engine.owned.Ownership.pause`, this harness losing the run when
+        it is refused."""
         try:
             return self.owned.pause(run, self._binding(run), **pause)
         except PausepointError as exc:

@@ -146,9 +146,10 @@ class Ownership:
     # -- pauses ---------------------------------------------------------------------------------
 
     def pause(self, run: RunRecord, binding: PauseBinding, **pause: Any) -> PauseRecord:
-        """Take a pause of ``run`` only while this driver owns it under ``run.epoch``: fenced in
-        the ledger's insert itself, so a driver a cancel or a take-over fenced off opens no
-        question and no recovery pause (run.ownership.fencing, run.cancel.in-flight).  A
+        """Take a pause of ``run`` only while this driver owns it under the epoch it was read
+        with: fenced in the ledger's insert itself, so a driver a cancel or a take-over fenced
+        off opens no question and no recovery pause (run.ownership.fencing,
+        run.cancel.in-flight).  A
         fencing refusal is :class:`~pausepoint.core.errors.PausepointError` with the clause
         ``run.ownership.fencing``."""
         rec: PauseRecord = self.service.pause(binding=binding, fence=run.epoch, **pause)
