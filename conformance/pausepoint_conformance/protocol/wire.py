@@ -481,7 +481,7 @@ class Interleaving(enum.StrEnum):
     held in flight; then A goes on (it sees a started by B's later epoch), then B finishes.
     ``cancel_opening_recovery``: effect e (crash before apply), end; the process dies inside e;
     its lease runs out; a restart by A stops just before issuing the recovery pause; B cancels
-    the run; A goes on."""
+    the run (``refusal``: what the cancel got); A goes on."""
 
     STALE_CONTINUATION = "stale_continuation"
     RESTART_BESIDE_LIVE = "restart_beside_live"
