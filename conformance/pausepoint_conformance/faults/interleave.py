@@ -570,8 +570,7 @@ EXPECTED: dict[Interleaving, tuple[Expectation, ...]] = {
     ),
     Interleaving.CANCEL_OPENING_RECOVERY: (
         ("run.cancel.in-flight",
-         "no recovery pause issued after the cancel, the run cancelled (or the cancel refused, "
-         + "the run having ended before it)",
+         "no recovery pause after the cancel; the run cancelled, or ended first",
          lambda d: d.recoveries == 0 and d.live_pauses == [] and (
              d.status == "cancelled"
              or (d.status == "done" and d.refusal == ErrorCode.INVALID_TRANSITION.value))),
