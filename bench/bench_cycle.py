@@ -262,19 +262,39 @@ class TokenVerify:
         pass
 
 
-def embedding_variant(directory: str) -> Variant | str:
-    """HOOK: the embedding-API cycle (issue 8's public API for running an agent function).
+class EmbeddingCycle:
+    """The embedding API (:class:`pausepoint.Engine`): an agent function that asks ``approve``
+    once and returns is started (it runs, takes its pause, mints and publishes the token,
+    records its turn), the token is answered, and the function runs again from the top to
+    ``done`` (replay)."""
 
-    Returns a variant, or why there is none.  When ``pausepoint`` exports the engine, write a
-    class like :class:`HarnessCycle` whose ``round`` starts a function that asks one
-    interaction, resumes it with the published token, and returns
-    ``[("embedding cycle", seconds)]`` -- the ratios pick it up by that name."""
-    del directory
-    engine = getattr(pausepoint, "Engine", None)
-    if engine is None:
-        return "not available (pausepoint.Engine is not in this checkout)"
-    return ("not measured: pausepoint.Engine exists, but bench/bench_cycle.py has no cycle for "
-            "it yet (write one in embedding_variant)")
+    name = "embedding"
+
+    def __init__(self, path: str) -> None:
+        def approve_once(ctx: pausepoint.RunContext, amount: object) -> object:
+            return ctx.ask("approve", {"amount": amount})
+        self.engine = pausepoint.Engine.open(
+            f"sqlite:{path}", agents={"approve": approve_once},
+            interactions=[pausepoint.Interaction("approve")], ttl_ms=3_600_000)
+
+    def round(self) -> Samples:
+        run = uuid.uuid4().hex
+        t0 = time.perf_counter()
+        started = self.engine.start("approve", PAYLOAD["amount"], run_id=run, session_id="s",
+                                    scope="t")
+        done = self.engine.resume(started.pauses[0].token, RESPONSE, session_id="s", scope="t")
+        dt = time.perf_counter() - t0
+        if done.status != "done":
+            raise RuntimeError(f"the embedding cycle did not finish: {done}")
+        return [("embedding cycle", dt)]
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def embedding_variant(directory: str) -> Variant | str:
+    """The embedding-API cycle (issue 8's public API for running an agent function)."""
+    return EmbeddingCycle(os.path.join(directory, "embedding.db"))
 
 
 VARIANTS = ("floor", "service", "harness", "embedding", "langgraph", "token")

@@ -12,6 +12,7 @@ import pytest
 
 import pausepoint
 from pausepoint import Engine, Interaction, RunContext, RunStatus
+from pausepoint.core import runs
 from pausepoint.core.registry import RECONCILE
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import ManualClock
@@ -143,4 +144,42 @@ def test_a_harness_and_an_engine_share_a_store(tmp_path: Any) -> None:
     assert harness.start([{"op": "interrupt", "name": "ask"}], run_id="h-run").status == "paused"
     assert harness.restart() == [] and engine.restart() == []
     harness.deployment.store.close()
+    engine.close()
+
+
+def test_a_grandchild_under_a_cancelled_run_is_refused(any_store_spec: StoreSpec) -> None:
+    """`run.child.cancelling-parent`: the child ended done by itself before its parent was
+    cancelled; a run started under that child is under a cancelled run, and is refused."""
+    bank = Bank()
+    engine, _ = engines(any_store_spec, bank)
+    engine.agents["noop"] = lambda _ctx, _data: None
+    engine.start("refund", {"id": "o-1"}, run_id="p")
+    assert engine.start("noop", run_id="c", parent_run_id="p").status == RunStatus.DONE
+    engine.cancel("p")
+    with pytest.raises(pausepoint.PausepointError) as err:
+        engine.start("refund", {"id": "o-2"}, run_id="g", parent_run_id="c")
+    assert err.value.code == pausepoint.ErrorCode.PAUSE_CANCELLED
+    assert engine.status("c") == pausepoint.RunView.DONE and bank.paid == []
+    engine.close()
+
+
+def test_a_question_after_a_cancel_began_is_never_asked(any_store_spec: StoreSpec) -> None:
+    """`run.cancel.in-flight`: a cancel took the run over while its agent ran (the canceller
+    stopped there, cancelling); the agent then asks: the pause is refused in the ledger's
+    insert, so the run has no question at all."""
+    bank = Bank()
+    engine, _ = engines(any_store_spec, bank)
+    store = engine.deployment.service.runs
+
+    def cancel_then_ask(ctx: RunContext, _data: Any) -> Any:
+        run = store.get(ctx.run_id)
+        assert run is not None
+        out = runs.step(run.run_state, runs.Cancel("canceller"))
+        assert isinstance(out, runs.Accepted)
+        assert store.replace(run, run.evolve(out.state))
+        return ctx.ask("approve_refund", {"order": "o-1", "amount": 1})
+    engine.agents["late"] = cancel_then_ask
+    result = engine.start("late", run_id="r1")
+    assert result.status == RunStatus.CANCELLING and result.pauses == ()
+    assert list(engine.deployment.service.ledger.by_run("r1")) == []
     engine.close()

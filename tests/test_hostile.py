@@ -205,7 +205,7 @@ class FailingIssue:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def issue(self, record: PauseRecord) -> bool:
+    def issue(self, record: PauseRecord, **kw: Any) -> bool:
         raise PausepointError(E.STORE_UNAVAILABLE, "durability.commit-per-change", "down")
 
 

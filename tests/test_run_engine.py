@@ -1,20 +1,61 @@
-"""The run level with several servers on one store: the six failures of issue 8 (nine
-interleavings), each forced deterministically (hooks on store calls, effects held in flight --
-no sleeps) by :mod:`pausepoint_conformance.faults.interleave`, on SQLite, PostgreSQL and in
-memory.  Each broke the harness before the run table and owned runs
+"""The run level with several servers on one store: the six failures of issue 8 and the orphan
+recovery the run-level race found (eleven interleavings), each forced deterministically (hooks
+on store calls, effects held in flight -- no sleeps) by
+:mod:`pausepoint_conformance.faults.interleave`, on SQLite, PostgreSQL and in memory.
+
+Each interleaving is played twice: on the reference, where the contract's expectations hold,
+and on the deliberately broken variant in ``tests/broken/`` that removes the guard it needs
 (``run.continuation.belongs-to-step``, ``run.ownership.lease``, ``run.ownership.fencing``,
 ``run.restart.concurrent``, ``run.cancel.in-flight``, ``run.cancel.finished``,
-``run.child.cancelling-parent``, ``run.store-failure.recoverable``); the broken variants in
-``tests/broken/`` put each guard back the old way and the ``runlevel`` checks catch them.
+``run.child.cancelling-parent``, ``run.store-failure.recoverable``), where they must not: the
+test fails with the guard removed and passes with it, on every store.
 """
 
 from __future__ import annotations
 
-import pytest
+import threading
 
-from pausepoint_conformance.faults.interleave import EXPECTED, play, problems
+import pytest
+from _registry import HERE, load
+
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.engine.harness import Harness
+from pausepoint.stores.base import StoreBundle
+from pausepoint_conformance.faults.interleave import (
+    EXPECTED,
+    Hooks,
+    Killed,
+    S,
+    _die,
+    _hold,
+    in_thread,
+    joined,
+    play,
+    problems,
+    servers,
+    wait,
+)
 from pausepoint_conformance.faults.testbed import StoreSpec
 from pausepoint_conformance.protocol.wire import Interleaving
+
+GUARD_REMOVED: dict[Interleaving, tuple[str, ...]] = {
+    Interleaving.STALE_CONTINUATION: ("stale_continuation",),
+    Interleaving.RESTART_BESIDE_LIVE: ("lease_ignored",),
+    Interleaving.LEASE_TAKEN_OVER: ("unfenced",),
+    # two restarters are kept apart by the lease and, should the lease fail, by the fencing:
+    # only with both removed does the effect run twice
+    Interleaving.CONCURRENT_RESTARTS: ("lease_ignored", "unfenced"),
+    Interleaving.CANCEL_IN_FLIGHT: ("blind_run_writes",),
+    Interleaving.CANCEL_FINISHED: ("blind_run_writes",),
+    Interleaving.CHILD_UNDER_CANCEL: ("child_escapes",),
+    Interleaving.KILL_OPENING_RECOVERY: ("orphan_recovery",),
+    Interleaving.STORE_BLINK: ("store_failure_is_error",),
+    Interleaving.STALE_RECOVERY: ("unfenced_recovery",),
+    Interleaving.CANCEL_OPENING_RECOVERY: ("unfenced_recovery",),
+}
+"""The broken implementations (``tests/broken/<name>.py``) that remove each one's guard,
+combined: the harness class of the one that swaps it, the store wrappers of all."""
 
 
 @pytest.mark.parametrize("scenario", list(Interleaving))
@@ -24,6 +65,63 @@ def test_the_run_level_holds_in_every_interleaving(scenario: Interleaving,
     assert problems(scenario, data) == [], data
 
 
-def test_every_interleaving_has_expectations() -> None:
-    assert set(EXPECTED) == set(Interleaving)
+@pytest.mark.parametrize("scenario", list(Interleaving))
+def test_each_interleaving_fails_with_its_guard_removed(scenario: Interleaving,
+                                                        any_store_spec: StoreSpec) -> None:
+    broken = [load(HERE / f"{name}.py").make() for name in GUARD_REMOVED[scenario]]
+    harness_class = next((b.harness_class for b in broken if b.harness_class is not Harness),
+                         Harness)
+
+    def wrap(bundle: StoreBundle) -> StoreBundle:
+        for b in broken:
+            bundle = b.wrap_bundle(bundle)
+        return bundle
+    data = play(scenario, any_store_spec, harness_class=harness_class, wrap=wrap)
+    assert problems(scenario, data), (f"{GUARD_REMOVED[scenario]} went unnoticed", data)
+
+
+def test_every_interleaving_has_expectations_and_a_broken_variant() -> None:
+    assert set(EXPECTED) == set(Interleaving) == set(GUARD_REMOVED)
     assert all(EXPECTED.values())
+
+
+# == two bugs the TLA+ model found at the run level ===========================================
+
+
+def test_a_grandchild_under_a_done_child_of_a_cancelled_run_is_refused(
+        any_store_spec: StoreSpec) -> None:
+    """run.child.cancelling-parent: the parent p is cancelled; its child c had ended done by
+    itself (and stays so); a grandchild started under c is under a cancelled ancestor, so it is
+    refused like a child of p, and runs nothing."""
+    with servers(any_store_spec) as server:
+        h = server("a")
+        h.start([{"op": "interrupt", "name": "ask"}], run_id="p", **S)
+        assert h.start([{"op": "end"}], run_id="c", parent_run_id="p", **S).status == "done"
+        h.cancel("p")
+        assert h.run_status("c") == "done"
+        with pytest.raises(PausepointError) as refused:
+            h.start([{"op": "effect", "key": "pay"}, {"op": "end"}], run_id="g",
+                    parent_run_id="c", **S)
+        assert refused.value.code == ErrorCode.PAUSE_CANCELLED
+        assert h.run_status("g") == "unknown" and server.world.count("g", "pay") == 0
+
+
+def test_a_pause_during_a_cancel_under_way_writes_nothing(any_store_spec: StoreSpec) -> None:
+    """run.cancel.in-flight: a cancel took the run over (cancelling) and stopped there; the
+    driver it fenced goes on to ask its question -- the pause is refused in the ledger's insert
+    itself, so no pause of the run exists, live or cancelled, and the run asks nothing."""
+    with servers(any_store_spec) as server:
+        hooks = Hooks()
+        a, b = server("a", hooks), server("b", hooks)
+        at_ask, go = threading.Event(), threading.Event()
+        hooks.on("ledger.issue", "before", _hold(at_ask, go, "the cancel"), thread="A")
+        hooks.on("runs.replace", "after", _die, thread="B")  # the canceller dies, cancelling
+        ta, out = in_thread(lambda: a.start([{"op": "interrupt", "name": "ask"}],
+                                            run_id="r1", **S), "A")
+        wait(at_ask, "A to issue its question")
+        tb, out_b = in_thread(lambda: b.cancel("r1"), "B")
+        assert isinstance(joined(tb, out_b), Killed)
+        go.set()
+        joined(ta, out)
+        assert server("observer").run_status("r1") == "cancelling"
+        assert list(server("observer").service.ledger.by_run("r1")) == []

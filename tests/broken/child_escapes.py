@@ -10,6 +10,7 @@ from typing import Any
 from _base import Bundle, Delegate, main
 
 from pausepoint.core.ports import RunRecord
+from pausepoint.stores.sql import RUN_COLUMNS, RUNS, SqlStore, run_to_row
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.child.cancelling-parent",)
@@ -18,14 +19,19 @@ MAY: tuple[str, ...] = ()
 
 class ParentBlindRuns(Delegate):
     def create(self, run: RunRecord) -> bool:
-        """An insert that checks nothing but the id (the in-memory store's dict, written
-        directly, under its lock)."""
+        """An insert that checks nothing but the id: the in-memory store's dict, written
+        directly under its lock, or a plain SQL insert."""
         store = self.inner._s
-        with store._lock:
-            if run.run_id in store._runs:
-                return False
-            store._runs[run.run_id] = run
-            return True
+        if not isinstance(store, SqlStore):
+            with store._lock:
+                if run.run_id in store._runs:
+                    return False
+                store._runs[run.run_id] = run
+                return True
+        names = [c for c, _t in RUN_COLUMNS]
+        return bool(store.write(
+            f"INSERT INTO {RUNS} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+            "ON CONFLICT (run_id) DO NOTHING", run_to_row(run)) == 1)
 
 
 class Broken(ReferenceAdapter):

@@ -21,10 +21,10 @@ MUST = (
 
 
 class EagerLedger(Delegate):
-    def issue(self, record: Any) -> bool:
+    def issue(self, record: Any, **kw: Any) -> bool:
         early = attrs.evolve(record, state=attrs.evolve(record.state, phase=Phase.RESUMABLE,
                                                         turn_recorded=True))
-        return bool(self.inner.issue(early))
+        return bool(self.inner.issue(early, **kw))
 
 
 class Broken(ReferenceAdapter):

@@ -145,7 +145,7 @@ READ_METHODS: Final[dict[str, frozenset[str]]] = {
     "ledger": frozenset({"get", "by_run", "outstanding", "outstanding_for_key"}),
     "checkpoints": frozenset({"read", "latest"}),
     "payloads": frozenset({"get"}),
-    "effects": frozenset({"status", "open_entries"}),
+    "effects": frozenset({"status", "started_by", "open_entries"}),
     "runs": frozenset({"get", "children", "with_status"}),
 }
 """The facet methods that only read.  Every other public method of a facet commits a change and

@@ -168,6 +168,14 @@ def in_thread(fn: Callable[[], Any], name: str) -> tuple[threading.Thread, list[
     return t, out
 
 
+def reached_or_done(event: threading.Event, t: threading.Thread, what: str) -> None:
+    """Wait until ``event`` is set or the thread ``t`` ended without reaching it."""
+    for _ in range(int(WAIT_S / 0.01)):
+        if event.wait(0.01) or not t.is_alive():
+            return
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def joined(t: threading.Thread, out: Sequence[Any]) -> Any:
     t.join(WAIT_S)
     assert not t.is_alive(), f"thread {t.name} did not finish"
@@ -418,6 +426,50 @@ def _store_blink(server: Servers) -> InterleaveData:
     return server.observe()
 
 
+def _stale_recovery(server: Servers) -> InterleaveData:
+    hooks = Hooks()
+    a, b = server("a", hooks), server("b")
+    at_a, go = threading.Event(), threading.Event()
+    hooks.on("effects.status", "before", _hold(at_a, go, "B's take-over"), thread="A",
+             match=_key_is("a"))
+    entered, release = server.world.hold("a")
+    ta, out_a = in_thread(lambda: a.start([{"op": "effect", "key": "a"}, {"op": "end"}],
+                                          run_id="r1", **S), "A")
+    wait(at_a, "A to reach effect a")
+    server.clock.advance(LEASE_MS + 1)
+    tb, out_b = in_thread(b.restart, "B")
+    wait(entered, "B's effect a to be in flight")
+    go.set()
+    _refusal_of(joined(ta, out_a))
+    release.set()
+    taken = joined(tb, out_b)
+    _refusal_of(taken)
+    return server.observe(taken_over=bool(taken))
+
+
+def _cancel_opening_recovery(server: Servers) -> InterleaveData:
+    zero = server("zero")
+    zero.start([{"op": "effect", "key": "e", "fault": "crash_before_apply"}, {"op": "end"}],
+               run_id="r1", **S)
+    server.clock.advance(LEASE_MS + 1)
+    hooks = Hooks()
+    a, b = server("a", hooks), server("b")
+    at_issue, go = threading.Event(), threading.Event()
+    hooks.on("ledger.issue", "before", _hold(at_issue, go, "the cancel"), thread="A",
+             match=lambda args: args[0].claims.name == RECONCILE.name)
+    ta, out = in_thread(a.restart, "A")
+    # an implementation that never opens the recovery pause goes on without stopping there
+    reached_or_done(at_issue, ta, "A to issue the recovery pause")
+    refusal = None
+    try:
+        b.cancel("r1")
+    except PausepointError as err:  # the run ended first (no recovery pause stopped it)
+        refusal = err.code.value
+    go.set()
+    _refusal_of(joined(ta, out))
+    return server.observe(refusal=refusal)
+
+
 SCENARIOS: dict[Interleaving, Callable[[Servers], InterleaveData]] = {
     Interleaving.STALE_CONTINUATION: _stale_continuation,
     Interleaving.RESTART_BESIDE_LIVE: _restart_beside_live,
@@ -428,6 +480,8 @@ SCENARIOS: dict[Interleaving, Callable[[Servers], InterleaveData]] = {
     Interleaving.CHILD_UNDER_CANCEL: _child_under_cancel,
     Interleaving.KILL_OPENING_RECOVERY: _kill_opening_recovery,
     Interleaving.STORE_BLINK: _store_blink,
+    Interleaving.STALE_RECOVERY: _stale_recovery,
+    Interleaving.CANCEL_OPENING_RECOVERY: _cancel_opening_recovery,
 }
 
 
@@ -506,6 +560,22 @@ EXPECTED: dict[Interleaving, tuple[Expectation, ...]] = {
          lambda d: d.status == "paused" and d.live_pauses == ["confirm"]),
         ("run.store-failure.recoverable", "nothing paid yet",
          lambda d: d.effects.get("pay", 0) == 0),
+    ),
+    Interleaving.STALE_RECOVERY: (
+        ("run.ownership.fencing",
+         "the driver that lost the run opened no recovery pause for the new owner's effect",
+         lambda d: d.recoveries == 0 and d.live_pauses == []),
+        ("run.ownership.fencing", "the effect applied once by the new owner, the run done",
+         lambda d: d.effects == {"a": 1} and d.status == "done" and d.taken_over),
+    ),
+    Interleaving.CANCEL_OPENING_RECOVERY: (
+        ("run.cancel.in-flight",
+         "no recovery pause after the cancel; the run cancelled, or ended first",
+         lambda d: d.recoveries == 0 and d.live_pauses == [] and (
+             d.status == "cancelled"
+             or (d.status == "done" and d.refusal == ErrorCode.INVALID_TRANSITION.value))),
+        ("effect.unknown-outcome", "the effect in doubt not retried",
+         lambda d: d.effects == {}),
     ),
 }
 

@@ -476,7 +476,12 @@ class Interleaving(enum.StrEnum):
     apply), end; the process dies after applying e; a restart dies right after issuing the
     recovery pause; another restart runs.  ``store_blink``: ask, confirm, effect pay, end; the
     ask is answered and the store fails once as the continuation takes the confirm pause; then a
-    restart runs."""
+    restart runs.  ``stale_recovery``: script effect a, end; A stops just before it reads
+    effect a's journal entry, its lease runs out; B restarts (taking the run over) and applies a,
+    held in flight; then A goes on (it sees a started by B's later epoch), then B finishes.
+    ``cancel_opening_recovery``: effect e (crash before apply), end; the process dies inside e;
+    its lease runs out; a restart by A stops just before issuing the recovery pause; B cancels
+    the run (``refusal``: what the cancel got); A goes on."""
 
     STALE_CONTINUATION = "stale_continuation"
     RESTART_BESIDE_LIVE = "restart_beside_live"
@@ -487,6 +492,8 @@ class Interleaving(enum.StrEnum):
     CHILD_UNDER_CANCEL = "child_under_cancel"
     KILL_OPENING_RECOVERY = "kill_opening_recovery"
     STORE_BLINK = "store_blink"
+    STALE_RECOVERY = "stale_recovery"
+    CANCEL_OPENING_RECOVERY = "cancel_opening_recovery"
 
 
 class InterleaveArgs(_In):

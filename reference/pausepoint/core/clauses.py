@@ -221,8 +221,9 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "Cancelling a run that ended done or error is refused with invalid_transition and "
        "changes nothing."),
     _c("run.child.cancelling-parent", G.CANCEL,
-       "Starting a child run under a cancelling or cancelled parent is refused with "
-       "pause_cancelled, atomically with respect to the parent's cancel."),
+       "Starting a child run under a cancelling or cancelled parent, or under a parent with "
+       "a cancelling or cancelled run above it, is refused with pause_cancelled, atomically "
+       "with respect to the parent's cancel."),
     _c("run.store-failure.recoverable", G.DURABILITY,
        "A store failure while a run executes does not end the run in error: it stays running, "
        "its lease released, and a restart continues it."),

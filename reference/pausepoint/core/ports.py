@@ -72,10 +72,12 @@ class Ledger(Protocol):
 
     durable: bool
 
-    def issue(self, record: PauseRecord) -> bool:
+    def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         """Insert the row; False (and no change) if this interrupt id is already issued.
         Refused with ``key_unknown`` (and no change) if ``record.kid`` was retired by
-        :meth:`retire_key` -- checked under the same lock (token.rotation.drain)."""
+        :meth:`retire_key` -- checked under the same lock (token.rotation.drain).  With
+        ``fence`` (an epoch), the insert is conditional on the record's run still carrying it,
+        in the same atomic write; False (and no change) if not (``run.ownership.fencing``)."""
         ...
 
     def get(self, interrupt_id: str) -> PauseRecord | None: ...
@@ -159,6 +161,11 @@ class EffectJournal(Protocol):
 
     def status(self, run_id: str, key: str) -> EffectStatus | None: ...
 
+    def started_by(self, run_id: str, key: str) -> int | None:
+        """The epoch that journalled the entry started, while it is ``started`` (else None):
+        only a driver of a later epoch may take it for an unknown outcome."""
+        ...
+
     def open_entries(self, run_id: str) -> Sequence[str]:
         """Keys started and not finished (nor settled) for this run."""
         ...
@@ -238,10 +245,10 @@ class RunStore(Protocol):
     durable: bool
 
     def create(self, run: RunRecord) -> bool:
-        """Insert ``run`` if no run has its id and -- when it names a parent -- the parent
-        exists and is neither cancelling nor cancelled, atomically with respect to a
-        concurrent cancel of the parent (``run.child.cancelling-parent``).  Returns whether it
-        did."""
+        """Insert ``run`` if no run has its id and -- when it names a parent -- the parent and
+        the root run both exist and are neither cancelling nor cancelled, atomically with
+        respect to a concurrent cancel of either (``run.child.cancelling-parent``).  Returns
+        whether it did."""
         ...
 
     def get(self, run_id: str) -> RunRecord | None: ...

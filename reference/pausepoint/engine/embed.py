@@ -39,6 +39,7 @@ from pausepoint.core.registry import RECONCILE, Interaction
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import Deployment, compose
+from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
 from pausepoint.engine.run import (
     InvocationCancelled,
     InvocationPaused,
@@ -65,10 +66,6 @@ class RunResult:
     status: RunStatus
     output: Any = None
     pauses: tuple[PendingInterrupt, ...] = ()
-
-
-class _Lost(BaseException):
-    """This engine no longer owns the run (a cancel or a take-over): it stops writing."""
 
 
 class RunContext:
@@ -120,6 +117,8 @@ class Engine:
         self.clock = clock
         self.owner = owner
         self.lease_ms = lease_ms
+        self.owned = Ownership(deployment.service, owner, clock, lease_ms)
+        """The run-level writes of this engine as a run's driver."""
         self._runner = Runner()
 
     @classmethod
@@ -148,24 +147,11 @@ class Engine:
         if agent not in self.agents:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
-        runs_ = self.deployment.service.runs
-        parent = runs_.get(parent_run_id) if parent_run_id else None
-        existing = runs_.get(run_id)
-        out = runs.step(None if existing is None else existing.run_state, runs.Start(
-            self.owner, self.clock.now(), self.lease_ms,
-            parent=None if parent is None else parent.status,
-            parent_found=not parent_run_id or parent is not None))
-        if isinstance(out, runs.Refusal):
-            raise PausepointError(out.code, out.clause, f"run {run_id!r}: {out.message}")
         state = {"agent": agent, "input": data, "answers": {}, "effects": {}, "step": 0}
-        run = RunRecord(run_id=run_id, root_run_id=parent.root_run_id if parent else run_id,
-                        parent_run_id=parent_run_id or "", session_id=session_id,
-                        thread_id=run_id, scope=scope, status=RunStatus.RUNNING,
-                        ).evolve(out.state, canonical_json(state))
-        if not runs_.create(run):
-            raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.child.cancelling-parent",
-                                  f"run {run_id!r} exists already or its parent is cancelled")
-        return self._drive(run)
+        return self._drive(self.owned.start(RunRecord(
+            run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
+            session_id=session_id, thread_id=run_id, scope=scope, status=RunStatus.RUNNING,
+            state=canonical_json(state))))
 
     def resume(self, token: str, response: Any, *, session_id: str = "session",
                scope: str = "default", responder: str = "") -> RunResult:
@@ -182,16 +168,14 @@ class Engine:
             return self._result(rec.run_id)
         state: dict[str, Any] = json.loads(run.state)
         step = int(state["step"])
-        taken = runs.step(run.run_state, runs.Continue(
-            self.owner, self.clock.now(), self.lease_ms,
-            current_step=rec.interrupt_id.startswith(f"{run.run_id}/{step}/")))
-        if isinstance(taken, runs.Refusal):  # not paused, or a step it has left
-            return self._result(rec.run_id)
         if rec.claims.name != RECONCILE.name:
             state["answers"][str(step)] = response
-        claimed = run.evolve(taken.state, canonical_json(state))
-        if not svc.runs.replace(run, claimed):
-            return self._result(rec.run_id)  # another resume continues it
+        # refused when not paused or paused at a step it has left; None also when another
+        # resume continues it (one winner)
+        claimed = self.owned.take(run, self.owned.continuation(
+            rec.interrupt_id.startswith(f"{run.run_id}/{step}/")), canonical_json(state))
+        if claimed is None:
+            return self._result(rec.run_id)
         return self._drive(claimed)
 
     def cancel(self, run_id: str) -> RunResult:
@@ -207,10 +191,9 @@ class Engine:
         for run in svc.runs.with_status(RunStatus.RUNNING):
             if json.loads(run.state).get("agent") not in self.agents:
                 continue  # not one of this engine's
-            out = runs.step(run.run_state, runs.Recover(self.owner, self.clock.now(),
-                                                        self.lease_ms))
-            if isinstance(out, runs.Accepted) and svc.runs.replace(run, run.evolve(out.state)):
-                results.append(self._drive(run.evolve(out.state)))
+            taken = self.owned.take(run, self.owned.recover())
+            if taken is not None:
+                results.append(self._drive(taken))
         return results
 
     def reconcile(self, interrupt_id: str, resolution: str) -> RunResult:
@@ -233,17 +216,14 @@ class Engine:
                                   f"no run {run_id!r}")
         if run.status == RunStatus.DONE and output is None:
             output = json.loads(run.state).get("output")
-        pauses = tuple(_published(r) for r in svc.ledger.by_run(run_id)
+        pauses = tuple(published(r) for r in svc.ledger.by_run(run_id)
                        if r.state.phase in lc.LIVE)
         return RunResult(run_id=run_id, status=run.status, output=output, pauses=pauses)
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
-        out = runs.step(run.run_state, event)
-        if isinstance(out, runs.Refusal):
-            raise _Lost()
-        new = run.evolve(out.state, canonical_json(state))
-        if not self.deployment.service.runs.replace(run, new):
-            raise _Lost()
+        new = self.owned.write(run, event, canonical_json(state))
+        if new is None:
+            raise Lost()
         return new
 
     def _drive(self, owned: RunRecord) -> RunResult:
@@ -262,13 +242,13 @@ class Engine:
 
         try:
             self._runner.invoke(RunIdentity(owned.run_id, owned.root_run_id), body)
-        except _Lost:
+        except Lost:
             return self._result(owned.run_id)
         if "run" in box:  # it returned: done
             state["output"] = box["output"]
             try:
                 self._save(box["run"], state, runs.Finish(owned.epoch))
-            except _Lost:
+            except Lost:
                 pass
             return self._result(owned.run_id, box["output"])
         if "error" in box:  # the agent failed: the run ends in error, the caller is told
@@ -277,7 +257,7 @@ class Engine:
                     current.status == RunStatus.RUNNING:
                 try:
                     self._save(current, json.loads(current.state), runs.Fail(owned.epoch))
-                except _Lost:
+                except Lost:
                     pass
             raise box["error"]
         return self._result(owned.run_id)
@@ -290,20 +270,21 @@ class Engine:
             raise InvocationCancelled()
         status = svc.effects.status(run.run_id, key)
         if status == EffectStatus.STARTED:  # a process died inside it: never run it again
+            doubt = self.owned.doubt(run, key)
+            if doubt == Doubt.SETTLED:  # finished or settled meanwhile: look again
+                return self._effect(run, state, key, fn, asked)
+            if doubt == Doubt.FENCED:  # a new owner's effect in flight: this driver lost it
+                self.owned.lost(run.run_id)
             self._pause(run, state, asked, RECONCILE.name,
                         {"run_id": run.run_id, "effect": key}, recovering=True)
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
             state["effects"][key] = None  # settled by an operator: its result is unknown
-            return self._save(run, state, runs.Progress(run.epoch, self.clock.now(),
-                                                        self.lease_ms))
-        if not svc.effects.start(run.run_id, key, run.epoch):
-            if (svc.runs.get(run.run_id) or run).status in runs.CANCELLED_OR_CANCELLING:
-                raise InvocationCancelled()
-            raise _Lost()
+            return self._save(run, state, self.owned.progress(run.epoch))
+        if not self.owned.begin_effect(run, key):
+            self.owned.lost(run.run_id)
         result = fn()
         state["effects"][key] = result
-        saved = self._save(run, state, runs.Progress(run.epoch, self.clock.now(),
-                                                     self.lease_ms))
+        saved = self._save(run, state, self.owned.progress(run.epoch))
         svc.effects.finish(run.run_id, key, run.epoch)
         return saved
 
@@ -320,22 +301,22 @@ class Engine:
                  if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")]
         live = [r for r in prior if r.state.phase in lc.LIVE]
         suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
-        rec = svc.pause(binding=binding, name=interaction, payload=payload,
-                        interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                        checkpoint_id=f"{run.run_id}@{n}" + (f"/{suffix}" if recovering else ""),
-                        reserved=recovering)
-        if recovering and rec.state.phase == lc.Phase.PAUSED:
-            rec = svc.mark_unknown(rec.interrupt_id)
+        turn = canonical_json({"step": n})
+        try:  # a pause only while this driver owns the run (run.ownership.fencing)
+            if recovering:
+                rec = self.owned.open_recovery(
+                    run, binding, interrupt_id=f"{run.run_id}/{n}/{suffix}",
+                    checkpoint_id=f"{run.run_id}@{n}/{suffix}", payload=payload, turn=turn)
+            else:
+                rec = self.owned.pause(run, binding, name=interaction, payload=payload,
+                                       interrupt_id=f"{run.run_id}/{n}/{suffix}",
+                                       checkpoint_id=f"{run.run_id}@{n}")
+        except PausepointError as exc:
+            if fencing_refused(exc):
+                self.owned.lost(run.run_id)
+            raise
         if not rec.state.turn_recorded:
-            rec = svc.record_turn(rec.interrupt_id, canonical_json({"step": n}))
+            rec = svc.record_turn(rec.interrupt_id, turn)
         state["step"] = n
         self._save(run, state, runs.Suspend(run.epoch))
-        raise InvocationPaused((_published(rec),))
-
-
-def _published(rec: Any) -> PendingInterrupt:
-    return PendingInterrupt(
-        name=rec.claims.name, payload=json.loads(rec.payload), token=rec.token,
-        interrupt_id=rec.interrupt_id, run_id=rec.run_id, session_id=rec.claims.session_id,
-        tool_call_id=rec.claims.tool_call_id, expires_at=rec.state.expires_at,
-        resumable=rec.state.phase == lc.Phase.RESUMABLE)
+        raise InvocationPaused((published(rec),))

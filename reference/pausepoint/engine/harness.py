@@ -45,6 +45,7 @@ from pausepoint.core.script import Fault, Step, from_json, to_json
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.compose import Deployment, compose
+from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
 from pausepoint.engine.run import (
     Emit,
     EventKind,
@@ -119,10 +120,8 @@ class SimulatedCrash(BaseException):
     """The process dies here (a scripted fault).  Nothing in the run may catch it."""
 
 
-class Fenced(BaseException):
-    """This driver lost the run: a cancel or a take-over gave the run a new epoch, so it writes
-    nothing more and applies no effect (run.ownership.fencing).  Nothing in the run may catch
-    it."""
+Fenced = Lost
+"""This driver lost the run (:class:`pausepoint.engine.owned.Lost`)."""
 
 
 class Interrupted(BaseException):
@@ -281,6 +280,12 @@ class Harness:
     def service(self) -> PauseService:
         return self.deployment.service
 
+    @property
+    def owned(self) -> Ownership:
+        """The run-level writes of this harness as a run's driver (shared with
+        :class:`pausepoint.Engine`)."""
+        return Ownership(self.service, self.owner, self.clock, self.lease_ms)
+
     # -- operations ----------------------------------------------------------------------
 
     def _alive(self) -> None:
@@ -293,29 +298,15 @@ class Harness:
               scope: str = "default", thread_id: str | None = None) -> Report:
         with self._lock:
             self._alive()
-            svc = self.service
             state = {"script": [_step_json(s) for s in script], "pc": 0, "fired": [],
                      "responses": {}}
-            for _ in range(2):  # decide on what was read; if the insert lost, decide again
-                existing = svc.runs.get(run_id)
-                parent = svc.runs.get(parent_run_id) if parent_run_id else None
-                out = runs.step(None if existing is None else existing.run_state, runs.Start(
-                    self.owner, self.clock.now(), self.lease_ms,
-                    parent=None if parent is None else parent.status,
-                    parent_found=not parent_run_id or parent is not None))
-                if isinstance(out, runs.Refusal):
-                    raise PausepointError(out.code, out.clause, f"run {run_id!r}: {out.message}")
-                run = RunRecord(
-                    run_id=run_id, root_run_id=parent.root_run_id if parent else run_id,
-                    parent_run_id=parent_run_id or "", session_id=session_id,
-                    thread_id=thread_id or run_id, scope=scope, status=RunStatus.RUNNING,
-                ).evolve(out.state, _state_json(state))
-                if svc.runs.create(run):  # atomic against a cancel of the parent
-                    self.trace.emit("start", run=run_id, parent=parent_run_id,
-                                    script=state["script"], ttl=self.ttl_ms)
-                    return self._drive(run)
-            raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
-                                  f"run {run_id!r} could not be created")
+            run = self.owned.start(RunRecord(
+                run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
+                session_id=session_id, thread_id=thread_id or run_id, scope=scope,
+                status=RunStatus.RUNNING, state=_state_json(state)))
+            self.trace.emit("start", run=run_id, parent=parent_run_id, script=state["script"],
+                            ttl=self.ttl_ms)
+            return self._drive(run)
 
     def resume(self, token: object, response: object, *, session_id: str, scope: str,
                responder: str = "", run_id: str | None = None) -> Report:
@@ -391,11 +382,10 @@ class Harness:
                 self.crashed = False
             reports = []
             for run in self._executing_runs():
-                out = runs.step(run.run_state, self._recover(run))
-                if isinstance(out, runs.Refusal):
-                    continue  # a live owner drives it (run.ownership.lease)
-                taken = run.evolve(out.state)
-                if self.service.runs.replace(run, taken):  # else another restarter owns it
+                # refused while a live owner drives it (run.ownership.lease), or lost to
+                # another restarter (run.restart.concurrent)
+                taken = self.owned.take(run, self._recover(run))
+                if taken is not None:
                     self.trace.emit("restart", run=run.run_id)
                     reports.append(self._drive(taken))
             for rec in self._stalled_pauses():
@@ -491,14 +481,10 @@ class Harness:
         return self._scripted(RunStatus.RUNNING)
 
     def _publish(self, rec: PauseRecord) -> PendingInterrupt:
-        token = rec.token
+        token = None
         if self.hooks.remint:
             token, _kid = self.signer.mint(attrs.evolve(rec.claims, issued_at=self.clock.now()))
-        return PendingInterrupt(
-            name=rec.claims.name, payload=json.loads(rec.payload), token=token,
-            interrupt_id=rec.interrupt_id, run_id=rec.run_id, session_id=rec.claims.session_id,
-            tool_call_id=rec.claims.tool_call_id, expires_at=rec.state.expires_at,
-            resumable=rec.state.phase == lc.Phase.RESUMABLE)
+        return published(rec, token)
 
     def _report(self, run_id: str, events: Sequence[RunEvent]) -> Report:
         return Report(run_id=run_id, status=self.run_status(run_id),
@@ -516,35 +502,26 @@ class Harness:
     def _save(self, run: RunRecord, state: dict[str, Any], status: RunStatus) -> RunRecord:
         """Write the run's progress under the epoch it was read with: a conditional write
         that a driver who lost the run cannot make (run.ownership.fencing)."""
-        now = self.clock.now()
         events: dict[RunStatus, runs.Event] = {
-            RunStatus.RUNNING: runs.Progress(run.epoch, now, self.lease_ms),
+            RunStatus.RUNNING: self.owned.progress(run.epoch),
             RunStatus.PAUSED: runs.Suspend(run.epoch), RunStatus.DONE: runs.Finish(run.epoch),
             RunStatus.ERROR: runs.Fail(run.epoch)}
-        event = events[status]
-        out = runs.step(run.run_state, event)
-        if isinstance(out, runs.Refusal):
+        new = self.owned.write(run, events[status], _state_json(state))
+        if new is None:
             self._lost(run.run_id)
-        new = run.evolve(out.state, _state_json(state)) if isinstance(
-            out, runs.Accepted) else run
-        if not self.service.runs.replace(run, new):
-            self._lost(run.run_id)
+        assert new is not None
         return new
 
     def _lost(self, run_id: str) -> None:
         """This driver no longer owns the run: cancelled, or taken over."""
-        now = self.service.runs.get(run_id)
-        if now is not None and now.status in runs.CANCELLED_OR_CANCELLING:
-            raise InvocationCancelled()
-        raise Fenced()
+        self.owned.lost(run_id)
 
     def _continue(self, rec: PauseRecord, response: object) -> Report:
         """Continue the run of a consumed pause from its recorded turn."""
         run, state = self._load(rec.run_id)
         pc = int(state["pc"])
-        if isinstance(runs.step(run.run_state, runs.Continue(
-                self.owner, self.clock.now(), self.lease_ms,
-                current_step=self._belongs(rec, run.run_id, pc))), runs.Refusal):
+        if isinstance(runs.step(run.run_state, self.owned.continuation(
+                self._belongs(rec, run.run_id, pc))), runs.Refusal):
             return self._report(rec.run_id, ())  # not paused, or a step the run has left
         if rec.claims.name != RECONCILE.name:
             siblings = [r for r in self.service.ledger.by_run(rec.run_id)
@@ -566,17 +543,13 @@ class Harness:
 
     def _recover(self, run: RunRecord) -> runs.Recover:
         """The restart's take-over event for ``run`` (run.ownership.lease)."""
-        return runs.Recover(self.owner, self.clock.now(), self.lease_ms)
+        return self.owned.recover()
 
     def _claim(self, run: RunRecord, state: dict[str, Any]) -> Report:
         """Take over the paused ``run`` for a continuation with continuation data ``state``
         and drive it (for variants that decide the continuation themselves)."""
-        out = runs.step(run.run_state, runs.Continue(self.owner, self.clock.now(),
-                                                     self.lease_ms))
-        if isinstance(out, runs.Refusal):
-            return self._report(run.run_id, ())
-        claimed = run.evolve(out.state, _state_json(state))
-        if not self.service.runs.replace(run, claimed):
+        claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
+        if claimed is None:
             return self._report(run.run_id, ())  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
@@ -611,9 +584,7 @@ class Harness:
         try:
             run = self.service.runs.get(owned.run_id)
             if run is not None:
-                out = runs.step(run.run_state, runs.Release(owned.epoch))
-                if isinstance(out, runs.Accepted):
-                    self.service.runs.replace(run, run.evolve(out.state))
+                self.owned.write(run, runs.Release(owned.epoch))
             return self._report(owned.run_id, ())
         except PausepointError:  # still failing: the lease runs out by itself
             return Report(run_id=owned.run_id, status="stopped", events=())
@@ -654,8 +625,9 @@ class Harness:
                     continue
                 if status == EffectStatus.STARTED:
                     self._open_recovery(run, state, pc, key)  # raises InvocationPaused
+                    continue  # the entry changed meanwhile: look again
                 emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
-                if not svc.effects.start(run_id, jkey, run.epoch):
+                if not self.owned.begin_effect(run, jkey):
                     self._lost(run_id)  # a new epoch (cancel, take-over): never apply
                 self.trace.emit("execute", run=run_id)
 
@@ -720,29 +692,39 @@ class Harness:
                                 checkpoint_id=checkpoint_id)
         self.trace.emit("execute", run=run.run_id,
                         pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
-        published = []
-        for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
-            rec = svc.pause(binding=binding, name=name, payload=payload,
-                            interrupt_id=f"{run.run_id}/{pc}/{j}",
-                            tool_call_id=str(step.get("tool_call_id", "")),
-                            checkpoint_id=checkpoint_id)
-            if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
-                    and step.get("checkpoint_write") != "fail":
-                try:
-                    rec = svc.record_turn(rec.interrupt_id, turn)
-                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
-                except PausepointError:
-                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
-                                    failed=True)
-                    rec = svc.ledger.get(rec.interrupt_id) or rec
-            published.append(self._publish(rec))
+        published: list[PendingInterrupt] = []
         try:
+            for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
+                rec = self._pause_owned(run, name=name, payload=payload,
+                                        interrupt_id=f"{run.run_id}/{pc}/{j}",
+                                        tool_call_id=str(step.get("tool_call_id", "")),
+                                        checkpoint_id=checkpoint_id)
+                if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
+                        and step.get("checkpoint_write") != "fail":
+                    try:
+                        rec = svc.record_turn(rec.interrupt_id, turn)
+                        self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
+                    except PausepointError:
+                        self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
+                                        failed=True)
+                        rec = svc.ledger.get(rec.interrupt_id) or rec
+                published.append(self._publish(rec))
             self._save(run, state, RunStatus.PAUSED)
         except InvocationCancelled:  # cancelled while asking: these pauses go with the run
             for p in published:
                 self._cancel_quietly(p.interrupt_id)
             raise
         raise InvocationPaused(tuple(published))
+
+    def _pause_owned(self, run: RunRecord, **pause: Any) -> PauseRecord:
+        """:meth:`pausepoint.engine.owned.Ownership.pause`, this harness losing the run when
+        it is refused."""
+        try:
+            return self.owned.pause(run, self._binding(run), **pause)
+        except PausepointError as exc:
+            if fencing_refused(exc):
+                self._lost(run.run_id)
+            raise
 
     def _cancel_quietly(self, interrupt_id: str) -> None:
         try:
@@ -769,6 +751,16 @@ class Harness:
             if cleanup:
                 self.world.apply(run.run_id, str(cleanup))
 
+    def _in_doubt(self, run: RunRecord, jkey: str) -> bool:
+        """The entry ``jkey`` journalled started is in doubt for this driver: an earlier epoch
+        started it and stopped.  Started under a later epoch, it is a new owner's effect in
+        flight: this driver lost the run and stops (run.ownership.fencing).  False when the
+        entry is no longer started (finished or settled meanwhile)."""
+        doubt = self.owned.doubt(run, jkey)
+        if doubt == Doubt.FENCED:
+            self._lost(run.run_id)
+        return doubt == Doubt.IN_DOUBT
+
     def _recovery_index(self, run_id: str, pc: int) -> int:
         """The number of the recovery pause to open at step ``pc``: a recovery pause of this
         step still live was opened by a driver that stopped before it finished, so finish that
@@ -782,17 +774,20 @@ class Harness:
     def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
         """An effect journalled started and not finished: its outcome is unknown.  Open a
         recovery pause in unknown_outcome; never retry (effect.unknown-outcome)."""
-        svc = self.service
+        if not self._in_doubt(run, _effect_key(pc, key)):
+            return
         n = self._recovery_index(run.run_id, pc)
-        rec = svc.pause(binding=self._binding(run), name=RECONCILE.name,
-                        payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
-                        interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                        checkpoint_id=f"{run.run_id}@{pc}/recover/{n}", reserved=True)
-        self.trace.emit("recover", run=run.run_id, pause=rec.interrupt_id)
-        if rec.state.phase == lc.Phase.PAUSED:
-            rec = svc.mark_unknown(rec.interrupt_id)
-        if not rec.state.turn_recorded:
-            rec = svc.record_turn(rec.interrupt_id,
-                                  canonical_json({"run_id": run.run_id, "pc": pc}))
+        try:
+            rec = self.owned.open_recovery(
+                run, self._binding(run), interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
+                checkpoint_id=f"{run.run_id}@{pc}/recover/{n}",
+                payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
+                turn=canonical_json({"run_id": run.run_id, "pc": pc}),
+                opened=lambda r: self.trace.emit("recover", run=run.run_id,
+                                                 pause=r.interrupt_id))
+        except PausepointError as exc:
+            if fencing_refused(exc):
+                self._lost(run.run_id)
+            raise
         self._save(run, state, RunStatus.PAUSED)
         raise InvocationPaused((self._publish(rec),))

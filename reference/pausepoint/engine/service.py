@@ -153,7 +153,8 @@ class PauseService:
 
     def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str = "", checkpoint_id: str | None = None,
-              ttl_ms: int | None = None, reserved: bool = False) -> PauseRecord:
+              ttl_ms: int | None = None, reserved: bool = False,
+              fence: int | None = None) -> PauseRecord:
         """Take a pause.  Every refusal happens before a token is minted
         (pause.refusal.before-mint).  A pause already issued under ``interrupt_id`` with the
         same binding, name, tool call id, checkpoint and payload is returned as it is, with the
@@ -162,7 +163,11 @@ class PauseService:
 
         ``reserved`` is for the engine itself: only it opens recovery pauses under the reserved
         name ``pausepoint.reconcile``; a run naming it is refused with
-        ``interaction_unregistered``."""
+        ``interaction_unregistered``.
+
+        ``fence`` (an epoch of the run) makes the pause conditional on its driver still owning
+        the run under that epoch, in the ledger's insert itself: a driver that lost the run is
+        refused ``invalid_transition`` and nothing is written (``run.ownership.fencing``)."""
         # the name is looked up, not stored, first: anything unregistered is refused as such
         check_ids(interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                   checkpoint_id="" if checkpoint_id is None else checkpoint_id,
@@ -174,6 +179,7 @@ class PauseService:
         payload_text = None if valid is None else valid.text
         existing = self.ledger.get(interrupt_id)
         if existing is not None:
+            self._check_fence(binding.run_id, fence)
             return self._reissue(existing, binding, name, payload_text, tool_call_id,
                                  checkpoint_id)
         now = self.clock.now()
@@ -195,7 +201,7 @@ class PauseService:
                                  state=out.state, parent_run_id=binding.parent_run_id,
                                  version=1)
             try:
-                issued = self.ledger.issue(record)
+                issued = self.ledger.issue(record, fence=fence)
             except PausepointError as exc:
                 # the key was retired between the mint and the issue: its drain proof did not
                 # count this row, so the row must not land; mint again with the active key
@@ -203,6 +209,7 @@ class PauseService:
                     continue
                 raise
             if not issued:  # someone issued it first: theirs is the pause, if it is this one
+                self._check_fence(binding.run_id, fence)
                 winner = self.ledger.get(interrupt_id)
                 assert winner is not None
                 return self._reissue(winner, binding, name, payload_text, tool_call_id,
@@ -210,6 +217,15 @@ class PauseService:
             self.payloads.record(interrupt_id, payload_text)  # only once the pause exists
             return record
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _check_fence(self, run_id: str, fence: int | None) -> None:
+        """Refuse a pause fenced by an epoch the run no longer carries."""
+        if fence is None:
+            return
+        run = self.runs.get(run_id)
+        if run is None or run.epoch != fence:
+            raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.ownership.fencing",
+                                  f"epoch {fence} no longer owns run {run_id!r}")
 
     def _reissue(self, existing: PauseRecord, binding: PauseBinding, name: str,
                  payload_text: str | None, tool_call_id: str,
@@ -379,6 +395,21 @@ class PauseService:
                 cancelled.append(rid)
             todo.extend(child.run_id for child in self.runs.children(rid))
         return cancelled
+
+    def parent_standing(self, parent_run_id: str | None) -> tuple[RunRecord | None,
+                                                                   RunStatus | None]:
+        """The parent of a run to start, and the status the start is judged by
+        (:class:`~pausepoint.core.runs.Start`'s ``parent``): the parent's own, or cancelling
+        when a run above it is cancelling or cancelled -- a child under a done child of a
+        cancelled run is under a cancelled run (run.child.cancelling-parent)."""
+        parent = self.runs.get(parent_run_id) if parent_run_id else None
+        above, seen = parent, set()
+        while above is not None and above.parent_run_id and above.run_id not in seen:
+            seen.add(above.run_id)
+            above = self.runs.get(above.parent_run_id)
+            if above is not None and above.status in runs.CANCELLED_OR_CANCELLING:
+                return parent, RunStatus.CANCELLING
+        return parent, None if parent is None else parent.status
 
     def _take_for_cancel(self, run_id: str, owner: str, refuse: bool) -> RunRecord | None:
         """The run, taken over in ``cancelling`` under a new epoch; None if there is no such

@@ -56,12 +56,14 @@ class _Facet:
 class MemoryLedger(_Facet):
     """:class:`pausepoint.core.ports.Ledger` in memory."""
 
-    def issue(self, record: PauseRecord) -> bool:
+    def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         with self._s._lock:
             if record.kid in self._s._retired:  # token.rotation.drain
                 raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
                                       f"key {record.kid!r} was retired; mint with another")
-            if record.interrupt_id in self._s._pauses:
+            run = self._s._runs.get(record.run_id)
+            if record.interrupt_id in self._s._pauses or (fence is not None and (
+                    run is None or run.epoch != fence)):
                 return False
             self._s._pauses[record.interrupt_id] = record
             return True
@@ -172,6 +174,11 @@ class MemoryEffects(_Facet):
             entry = self._s._effects.get((run_id, key))
             return None if entry is None else entry[0]
 
+    def started_by(self, run_id: str, key: str) -> int | None:
+        with self._s._lock:
+            entry = self._s._effects.get((run_id, key))
+            return entry[1] if entry is not None and entry[0] == EffectStatus.STARTED else None
+
     def open_entries(self, run_id: str) -> Sequence[str]:
         with self._s._lock:
             return [k for (r, k), (st, _e) in self._s._effects.items()
@@ -183,9 +190,9 @@ class MemoryRuns(_Facet):
 
     def create(self, run: RunRecord) -> bool:
         with self._s._lock:
-            parent = self._s._runs.get(run.parent_run_id) if run.parent_run_id else None
-            if run.run_id in self._s._runs or (run.parent_run_id and (
-                    parent is None or parent.status in CANCELLED_OR_CANCELLING)):
+            above = [self._s._runs.get(r) for r in (run.parent_run_id, run.root_run_id)]
+            if run.run_id in self._s._runs or (run.parent_run_id and any(
+                    r is None or r.status in CANCELLED_OR_CANCELLING for r in above)):
                 return False
             self._s._runs[run.run_id] = run
             return True

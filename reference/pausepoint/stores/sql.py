@@ -430,6 +430,15 @@ class SqlLedger(_Facet):
     """:class:`pausepoint.core.ports.Ledger` over SQL."""
 
     _ISSUE: Final = _insert(PAUSES, _PAUSE_NAMES, "interrupt_id", ())
+
+    @property
+    def _issue_fenced(self) -> str:
+        """One statement: insert the row if the run's row still carries the fencing epoch (read
+        with the dialect's row lock), as the effect journal's start does."""
+        return (f"INSERT INTO {PAUSES} ({', '.join(_PAUSE_NAMES)}) "
+                f"SELECT {_marks(len(_PAUSE_NAMES))} WHERE EXISTS (SELECT 1 FROM {RUNS} "
+                f"WHERE run_id = ? AND epoch = ?{self._s.dialect.row_lock}) "
+                "ON CONFLICT (interrupt_id) DO NOTHING")
     _TRANSITION: Final = (
         f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
         "response_digest = ?, consumed_at = ?, result = COALESCE(?, result), "
@@ -444,15 +453,17 @@ class SqlLedger(_Facet):
         cur.close()
         return bool(rows[0][0])
 
-    def issue(self, record: PauseRecord) -> bool:
+    def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         """Insert the row, unless its interrupt id is issued (False) or its key is retired
-        (``key_unknown``): under a shared lock on the key's row (token.rotation.drain)."""
+        (``key_unknown``): under a shared lock on the key's row (token.rotation.drain).  With
+        ``fence``, only while the run's row carries that epoch (run.ownership.fencing)."""
         row = pause_to_row(record)
         with self._s.transaction(write=True) as conn:
             if self._key_retired(conn, record.kid, self._s.dialect.lock_share):
                 raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
                                       f"key {record.kid!r} was retired; mint with another")
-            cur = self._s.execute(conn, self._ISSUE, row)
+            cur = (self._s.execute(conn, self._ISSUE, row) if fence is None else
+                   self._s.execute(conn, self._issue_fenced, (*row, record.run_id, fence)))
             count: int = cur.rowcount
             cur.close()
             return count == 1
@@ -580,6 +591,11 @@ class SqlEffects(_Facet):
                             (run_id, key))
         return EffectStatus(rows[0][0]) if rows else None
 
+    def started_by(self, run_id: str, key: str) -> int | None:
+        rows = self._s.read(f"SELECT epoch FROM {EFFECTS} WHERE run_id = ? AND effect_key = ? "
+                            "AND status = ?", (run_id, key, EffectStatus.STARTED.value))
+        return int(rows[0][0]) if rows else None
+
     def open_entries(self, run_id: str) -> Sequence[str]:
         rows = self._s.read(f"SELECT effect_key FROM {EFFECTS} WHERE run_id = ? AND status = ? "
                             "ORDER BY seq", (run_id, EffectStatus.STARTED.value))
@@ -591,17 +607,19 @@ class SqlRuns(_Facet):
 
     @property
     def _create(self) -> str:
-        """One statement: insert the run if its parent (if any) is live, reading the parent
-        with the dialect's row lock so that a concurrent cancel of the parent either sees the
-        child or is seen by it."""
+        """One statement: insert the run if its parent and its root (if any) are live, reading
+        them with the dialect's row lock so that a concurrent cancel of either sees the child
+        or is seen by it."""
+        live = (f"EXISTS (SELECT 1 FROM {RUNS} WHERE run_id = ? AND status NOT IN "
+                f"({_marks(len(_CANCELLED_OR_CANCELLING))}){self._s.dialect.row_lock})")
         return (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
-                f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR EXISTS (SELECT 1 FROM {RUNS} "
-                f"WHERE run_id = ? AND status NOT IN ({_marks(len(_CANCELLED_OR_CANCELLING))})"
-                f"{self._s.dialect.row_lock}) ON CONFLICT (run_id) DO NOTHING")
+                f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR ({live} AND {live}) "
+                "ON CONFLICT (run_id) DO NOTHING")
 
     def create(self, run: RunRecord) -> bool:
-        return self._s.write(self._create, (*run_to_row(run), run.parent_run_id,
-                                            run.parent_run_id, *_CANCELLED_OR_CANCELLING)) == 1
+        return self._s.write(self._create, (
+            *run_to_row(run), run.parent_run_id, run.parent_run_id, *_CANCELLED_OR_CANCELLING,
+            run.root_run_id, *_CANCELLED_OR_CANCELLING)) == 1
 
     def get(self, run_id: str) -> RunRecord | None:
         rows = self._s.read(f"{_RUN_SELECT} WHERE run_id = ?", (run_id,))

@@ -101,3 +101,8 @@ _register(Interleaving.KILL_OPENING_RECOVERY,
 _register(Interleaving.STORE_BLINK,
           "a store failure while a continuation asks leaves the run running for a restart, not "
           "in error")
+_register(Interleaving.STALE_RECOVERY,
+          "a driver whose run was taken over, finding the new owner's effect in flight, is "
+          "fenced: it opens no recovery pause")
+_register(Interleaving.CANCEL_OPENING_RECOVERY,
+          "a recovery pause is issued only while its driver owns the run: none after a cancel")

@@ -1,0 +1,177 @@
+"""Owned runs: the run level's writes, in one place, for the embedding engine
+(:class:`pausepoint.Engine`) and the scripted harness alike.
+
+Whoever drives a run -- its start, a resume's continuation, a restart's recovery -- first owns
+it: a lease and an epoch from the run table (:mod:`pausepoint.core.runs`), every write to the run
+conditional on that epoch (``run.ownership.fencing``).  :class:`Ownership` holds those writes:
+taking a run (start, continuation, restart), the fenced progress writes, the effect journal's
+conditional start and the epoch rule for an entry left started, pauses issued only under the
+driver's epoch, and the recovery pause of an effect in doubt.  A driver that finds it lost the
+run stops: :class:`Lost` (taken over) or :class:`~pausepoint.engine.run.InvocationCancelled`
+(cancelled); both pass every ``except Exception`` of user code.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import attrs
+
+from pausepoint.core import lifecycle as lc
+from pausepoint.core import runs
+from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import Clock, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.registry import RECONCILE
+from pausepoint.engine.run import InvocationCancelled, PauseBinding, PendingInterrupt
+from pausepoint.engine.service import PauseService
+
+
+class Doubt(enum.Enum):
+    IN_DOUBT = "in_doubt"
+    FENCED = "fenced"
+    SETTLED = "settled"
+
+
+class Lost(BaseException):
+    """This driver lost the run: a take-over gave the run a new epoch, so it writes nothing
+    more and applies no effect (run.ownership.fencing).  Nothing in the run may catch it."""
+
+
+def published(rec: PauseRecord, token: str | None = None) -> PendingInterrupt:
+    """The pause ``rec`` as it is published to whoever answers it (``token``: another token
+    to publish instead of the issued one)."""
+    return PendingInterrupt(
+        name=rec.claims.name, payload=json.loads(rec.payload),
+        token=rec.token if token is None else token, interrupt_id=rec.interrupt_id,
+        run_id=rec.run_id, session_id=rec.claims.session_id,
+        tool_call_id=rec.claims.tool_call_id, expires_at=rec.state.expires_at,
+        resumable=rec.state.phase == lc.Phase.RESUMABLE)
+
+
+@attrs.define
+class Ownership:
+    """The run-level writes of one driver (``owner``) on ``service``'s store."""
+
+    service: PauseService
+    owner: str
+    clock: Clock
+    lease_ms: int
+
+    # -- taking a run ---------------------------------------------------------------------------
+
+    def start(self, run: RunRecord) -> RunRecord:
+        """Create ``run`` (its identity and continuation data; the rest is the run table's
+        start), owned by this driver.  Refused, with the run table's clause and code, when the
+        run exists or its parent -- or a run above it -- is cancelled or being cancelled
+        (run.child.cancelling-parent): decided on what was read, and again if the store's
+        atomic create then refused."""
+        svc = self.service
+        for _ in range(2):
+            existing = svc.runs.get(run.run_id)
+            parent, standing = svc.parent_standing(run.parent_run_id or None)
+            out = runs.step(None if existing is None else existing.run_state, runs.Start(
+                self.owner, self.clock.now(), self.lease_ms, parent=standing,
+                parent_found=not run.parent_run_id or parent is not None))
+            if isinstance(out, runs.Refusal):
+                raise PausepointError(out.code, out.clause, f"run {run.run_id!r}: {out.message}")
+            created = attrs.evolve(run, root_run_id=parent.root_run_id if parent else run.run_id,
+                                   status=RunStatus.RUNNING).evolve(out.state)
+            if svc.runs.create(created):  # atomic against a cancel of the parent or the root
+                return created
+        raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
+                              f"run {run.run_id!r} could not be created")
+
+    def recover(self) -> runs.Recover:
+        """A restart's take-over event (run.ownership.lease)."""
+        return runs.Recover(self.owner, self.clock.now(), self.lease_ms)
+
+    def take(self, run: RunRecord, event: runs.Recover | runs.Continue,
+             state: str | None = None) -> RunRecord | None:
+        """Take ``run`` over with ``event`` (a restart's or a continuation's), with continuation
+        data ``state``; None if the run table refuses (a live owner, a step the run has left)
+        or another driver took it first -- one winner."""
+        return self.write(run, event, state)
+
+    def continuation(self, current_step: bool) -> runs.Continue:
+        """A continuation's take-over event, for a pause at the run's current step or not
+        (run.continuation.belongs-to-step)."""
+        return runs.Continue(self.owner, self.clock.now(), self.lease_ms,
+                             current_step=current_step)
+
+    # -- the owner's writes ---------------------------------------------------------------------
+
+    def write(self, run: RunRecord, event: runs.Event,
+              state: str | None = None) -> RunRecord | None:
+        """The owner's write ``event`` (progress, suspend, finish, fail, release) with
+        continuation data ``state``, conditional on the epoch ``run`` was read with: None if
+        this driver lost the run (run.ownership.fencing)."""
+        out = runs.step(run.run_state, event)
+        if isinstance(out, runs.Refusal):
+            return None
+        new = run.evolve(out.state, state)
+        return new if self.service.runs.replace(run, new) else None
+
+    def progress(self, epoch: int) -> runs.Progress:
+        return runs.Progress(epoch, self.clock.now(), self.lease_ms)
+
+    def lost(self, run_id: str) -> NoReturn:
+        """Stop: the run was cancelled (:class:`InvocationCancelled`) or taken over
+        (:class:`Lost`)."""
+        now = self.service.runs.get(run_id)
+        if now is not None and now.status in runs.CANCELLED_OR_CANCELLING:
+            raise InvocationCancelled()
+        raise Lost()
+
+    # -- effects --------------------------------------------------------------------------------
+
+    def doubt(self, run: RunRecord, key: str) -> Doubt:
+        """What the entry ``key``, read journalled started, is to this driver: in doubt when an
+        earlier epoch (or this one) started it and stopped; when a later epoch started it, a
+        new owner's effect in flight -- this driver lost the run (run.ownership.fencing); or
+        settled, when it is no longer started (finished or reconciled meanwhile)."""
+        started = self.service.effects.started_by(run.run_id, key)
+        if started is None:
+            return Doubt.SETTLED
+        return Doubt.FENCED if started > run.epoch else Doubt.IN_DOUBT
+
+    def begin_effect(self, run: RunRecord, key: str) -> bool:
+        """Journal the effect ``key`` started under the driver's epoch, a conditional insert
+        (run.ownership.fencing): only if it did may the effect be applied."""
+        return self.service.effects.start(run.run_id, key, run.epoch)
+
+    # -- pauses ---------------------------------------------------------------------------------
+
+    def pause(self, run: RunRecord, binding: PauseBinding, **pause: Any) -> PauseRecord:
+        """Take a pause of ``run`` only while this driver owns it under the epoch it was read
+        with: fenced in the ledger's insert itself, so a driver a cancel or a take-over fenced
+        off opens no question and no recovery pause (run.ownership.fencing,
+        run.cancel.in-flight).  A
+        fencing refusal is :class:`~pausepoint.core.errors.PausepointError` with the clause
+        ``run.ownership.fencing``."""
+        rec: PauseRecord = self.service.pause(binding=binding, fence=run.epoch, **pause)
+        return rec
+
+    def open_recovery(self, run: RunRecord, binding: PauseBinding, *, interrupt_id: str,
+                      checkpoint_id: str, payload: object, turn: str,
+                      opened: Callable[[PauseRecord], None] = lambda _rec: None) -> PauseRecord:
+        """An effect in doubt: open (or finish opening) its recovery pause in
+        ``unknown_outcome`` with its turn recorded; never retry it (effect.unknown-outcome).
+        ``opened`` is told of the pause once it exists."""
+        svc = self.service
+        rec = self.pause(run, binding, name=RECONCILE.name, payload=payload,
+                         interrupt_id=interrupt_id, checkpoint_id=checkpoint_id, reserved=True)
+        opened(rec)
+        if rec.state.phase == lc.Phase.PAUSED:
+            rec = svc.mark_unknown(rec.interrupt_id)
+        if not rec.state.turn_recorded:
+            rec = svc.record_turn(rec.interrupt_id, turn)
+        return rec
+
+
+def fencing_refused(exc: PausepointError) -> bool:
+    """``exc`` is the refusal of a pause fenced by an epoch the run no longer carries."""
+    return exc.clause == "run.ownership.fencing"
