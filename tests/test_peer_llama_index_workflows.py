@@ -128,3 +128,56 @@ def test_the_asking_step_is_replayed_at_every_restore(adapter: LlamaIndexWorkflo
     assert count(adapter, "r1", "k2") == 1  # the wait suspended the step: its finally ran
     assert isinstance(adapter.resume(answer(p)), Ok)
     assert count(adapter, "r1", "k2") == 3  # ...again when restored, and when the answer came
+
+
+def test_llama_agents_server_serialises_racing_answers_to_the_adapters_workflow() -> None:
+    """The adapter's own workflow, served by ``llama-agents-server`` on loopback: four clients
+    answer the run at once, each is told ``sent`` (or 409 once the run has completed), and the
+    step after the pause runs once
+    (the same race through the library above runs it once per racer)."""
+    import json
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+    from llama_agents.server import WorkflowServer
+
+    from pausepoint.engine.harness import MemoryWorld
+    from pausepoint_conformance.peers.base import serve_on_loopback
+    from pausepoint_conformance.peers.llama_index_workflows_peer import (
+        Answer,
+        ScriptedRun,
+        _plan,
+    )
+    from pausepoint_conformance.suite.framework import end
+
+    world = MemoryWorld()
+    served = WorkflowServer()
+    served.add_workflow("r1", ScriptedRun(_plan("r1", [ask("approve"), effect("b"), end()]),
+                                          world), additional_events=[Answer])
+    url, stop = serve_on_loopback(served.app, "llama-agents-server")
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            handler = client.post("/workflows/r1/run-nowait", json={}).json()["handler_id"]
+            with client.stream("GET", f"/events/{handler}",  # from its first event on
+                               params={"sse": "false", "after_sequence": -1}) as events:
+                asked = next(e for e in map(json.loads, events.iter_lines())
+                             if e["type"] == "Question")
+            waiter = asked["value"]["question"]
+
+            def click(n: int) -> int:
+                event = {"type": "Answer", "value": {"question": waiter, "response": {"n": n}}}
+                return client.post(f"/events/{handler}", json={"event": event}).status_code
+            with ThreadPoolExecutor(4) as pool:  # "sent", or "already completed" once it ran
+                told = list(pool.map(click, range(4)))
+            assert 200 in told and set(told) <= {200, 409}
+            status = "running"
+            for _ in range(3000):  # until the run ends (a guard, not a timing)
+                status = client.get(f"/handlers/{handler}").json()["status"]
+                if status != "running":
+                    break
+                time.sleep(0.01)
+            assert status == "completed"
+        assert world.count("r1", "b") == 1
+    finally:
+        stop()

@@ -118,3 +118,11 @@ def test_every_peer_skips_exactly_what_the_rule_skips(
         assert not isinstance(got, Skipped), got
     else:
         assert got == Skipped(reason=reason)
+
+
+def test_a_framework_giving_every_run_a_checkpointer_skips_only_a_pause_without_one() -> None:
+    srv = Framework("Srv", frozenset(), persistence="framework", always_checkpoints=True)
+    got = unrealisable(srv, ask("approve", checkpoint="none"), TOOLS)
+    assert got is not None and "Srv gives every run a checkpointer" in got
+    assert unrealisable(srv, ask("approve", checkpoint_write="fail"), TOOLS) is None
+    assert unrealisable(LIB, ask("approve", checkpoint="none"), TOOLS) is None

@@ -64,10 +64,10 @@ def _slug(heading: str) -> str:
 
 def test_every_named_reproduction_is_a_heading_with_executed_code() -> None:
     for peer in PEERS:
-        text = (ROOT / peer.doc).read_text(encoding="utf-8")
-        sections = {_slug(part.split("\n", 1)[0]): part
-                    for part in text.split("\n### ")[1:]}
         for r in peer.reproductions:
+            text = (ROOT / (r.page or peer.doc)).read_text(encoding="utf-8")
+            sections = {_slug(part.split("\n", 1)[0]): part
+                        for part in text.split("\n### ")[1:]}
             assert r.anchor in sections, (peer.name, r.anchor)
             body = sections[r.anchor].split("\n## ")[0]
             assert "```python" in body, (peer.name, r.anchor)

@@ -16,10 +16,13 @@ import attrs
 @attrs.frozen
 class Reproduction:
     """A plain-framework reproduction on a peer's page (an executed code block under the
-    heading whose anchor is ``anchor``) showing the failure of the clauses ``clauses``."""
+    heading whose anchor is ``anchor``) showing the failure of the clauses ``clauses``;
+    ``page``: the page holding it (from the repository root) when it is another peer's page
+    (a server serving that framework's graphs fails the same way)."""
 
     anchor: str
     clauses: frozenset[str]
+    page: str | None = None
 
 
 @attrs.frozen
@@ -42,6 +45,8 @@ RACE: Final[frozenset[str]] = frozenset({
     "resume.consume.single-winner", "resume.consume.at-most-once", "effect.at-most-once"})
 """The clauses two resume servers answering one pause together fail."""
 
+_LANGGRAPH: Final[str] = "docs/peers/langgraph.md"
+
 PEERS: tuple[Peer, ...] = (
     Peer("LangGraph", "pausepoint_conformance.peers.langgraph_peer:make_sqlite",
          "docs/peers/langgraph.md",
@@ -53,15 +58,16 @@ PEERS: tuple[Peer, ...] = (
              Reproduction("two-workers-both-continue-the-run",
                           RACE - {"resume.consume.at-most-once"}),
              Reproduction("nothing-bounds-or-authorises-an-answer-and-a-run-starts-twice",
-                          frozenset({"input.bounded", "resume.authority",
-                                     "resume.refusal.order", "run.lifecycle.table"})),
+                          frozenset({"input.bounded", "resume.authority", "resume.refusal.order",
+                                     "resume.response.strict", "run.lifecycle.table"})),
              Reproduction("a-failed-checkpoint-write-fails-the-run",
                           frozenset({"turn.write-failed.stays-paused", "run.paused.never-error",
                                      "pause.published"})),
              Reproduction("nothing-refuses-a-pause-and-the-pause-signal-is-an-exception",
                           frozenset({"pause.interaction.registered", "pause.payload.schema",
                                      "pause.tool-call.bound", "pause.checkpoint.bound",
-                                     "pause.refusal.order", "pause.signal.base-exception"})),
+                                     "pause.refusal.order", "pause.refusal.before-mint",
+                                     "pause.signal.base-exception"})),
          )),
     Peer("Pydantic AI", "pausepoint_conformance.peers.pydantic_ai_peer:make",
          "docs/peers/pydantic_ai.md",
@@ -69,14 +75,37 @@ PEERS: tuple[Peer, ...] = (
              Reproduction("two-resume-servers-both-continue-the-run", RACE),
              Reproduction("the-pause-signal-is-an-exception",
                           frozenset({"pause.signal.base-exception"})),
+             Reproduction("an-unregistered-question-beside-a-registered-one-is-still-asked",
+                          frozenset({"pause.refusal.before-mint"})),
+             Reproduction("answers-are-not-checked-nobodys-authority-is-and-a-run-id-starts-twice",
+                          frozenset({"resume.response.schema", "resume.response.strict",
+                                     "input.bounded", "resume.authority",
+                                     "resume.refusal.order", "run.lifecycle.table"})),
          )),
     Peer("OpenAI Agents SDK", "pausepoint_conformance.peers.openai_agents_peer:make_sqlite",
          "docs/peers/openai_agents.md",
-         reproductions=(Reproduction("two-servers-both-run-the-approved-tool", RACE),)),
+         reproductions=(
+             Reproduction("two-servers-both-run-the-approved-tool", RACE),
+             Reproduction("nothing-checks-a-payload-before-asking",
+                          frozenset({"pause.payload.schema", "pause.refusal.order"})),
+             Reproduction("an-answer-from-anyone-unbounded-and-a-run-started-twice",
+                          frozenset({"resume.authority", "resume.refusal.order",
+                                     "input.bounded", "run.lifecycle.table"})),
+         )),
     Peer("llama-index-workflows",
          "pausepoint_conformance.peers.llama_index_workflows_peer:make_sqlite",
          "docs/peers/llama_index_workflows.md",
-         reproductions=(Reproduction("two-resume-servers-both-continue-the-run", RACE),)),
+         reproductions=(
+             Reproduction("two-resume-servers-both-continue-the-run", RACE),
+             Reproduction("nothing-refuses-a-pause-and-the-pause-signal-is-an-exception",
+                          frozenset({"pause.interaction.registered", "pause.payload.schema",
+                                     "pause.tool-call.bound", "pause.refusal.order",
+                                     "pause.refusal.before-mint",
+                                     "pause.signal.base-exception"})),
+             Reproduction("nothing-bounds-or-authorises-an-answer-and-a-run-starts-twice",
+                          frozenset({"input.bounded", "resume.authority", "resume.refusal.order",
+                                     "resume.response.strict", "run.lifecycle.table"})),
+         )),
     Peer("Microsoft Agent Framework",
          "pausepoint_conformance.peers.agent_framework_peer:make_sqlite",
          "docs/peers/agent_framework.md",
@@ -108,5 +137,23 @@ PEERS: tuple[Peer, ...] = (
                                      "run.paused.never-error", "cancel.distinct"})),
              Reproduction("a-second-start-and-a-cancel-of-a-finished-workflow-are-accepted",
                           frozenset({"run.lifecycle.table", "run.cancel.finished"})),
+         )),
+    Peer("LangGraph Agent Server", "pausepoint_conformance.peers.langgraph_server_peer:make",
+         "docs/peers/langgraph_server.md",
+         reproductions=(
+             Reproduction("the-queue-runs-the-racers-one-after-another-and-tells-each-it-won",
+                          frozenset({"resume.consume.at-most-once", "race.decided-once"})),
+             Reproduction("nothing-bounds-or-authorises-an-answer-and-a-run-starts-twice",
+                          frozenset({"input.bounded", "resume.authority", "resume.refusal.order",
+                                     "resume.response.strict", "run.lifecycle.table"}),
+                          page=_LANGGRAPH),
+             Reproduction("a-failed-checkpoint-write-fails-the-run",
+                          frozenset({"turn.write-failed.stays-paused", "run.paused.never-error",
+                                     "pause.published"}), page=_LANGGRAPH),
+             Reproduction("nothing-refuses-a-pause-and-the-pause-signal-is-an-exception",
+                          frozenset({"pause.interaction.registered", "pause.payload.schema",
+                                     "pause.tool-call.bound", "pause.refusal.order",
+                                     "pause.refusal.before-mint",
+                                     "pause.signal.base-exception"}), page=_LANGGRAPH),
          )),
 )

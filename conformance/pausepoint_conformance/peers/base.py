@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import tempfile
 import threading
@@ -89,6 +90,7 @@ class Framework:
     persistence: Literal["framework", "application"]
     tool_call_ids: bool = False
     user_code_at_pause: bool = True
+    always_checkpoints: bool = False
 
 
 def claims(framework: Framework, *, durable: bool) -> list[Group]:
@@ -113,6 +115,9 @@ def unrealisable(framework: Framework, step: Step, tool_names: frozenset[str]) -
             step.checkpoint != "turn" or step.checkpoint_write != "ok"):
         return (f"{who} writes no checkpoint of its own: it hands the paused run's state to "
                 "the application, and saving it (or not) is the application's code")
+    if framework.always_checkpoints and step.checkpoint == "none":
+        return (f"{who} gives every run a checkpointer: a pause without a checkpoint cannot "
+                "occur")
     if framework.tool_call_ids and step.tool_call_id is None and any(
             n in tool_names for n in step.all_names()):
         return (f"{who} always makes up the id of a tool call itself: a tool pause without "
@@ -295,6 +300,30 @@ def hello(*, name: str, distribution: str, homepage: str, groups: Sequence[Group
                                       language="python", homepage=homepage),
         protocol=PROTOCOL_VERSION, groups=list(groups),
         notes=f"{notes}; suite {suite_version}"))
+
+
+def serve_on_loopback(app: object, name: str) -> tuple[str, Callable[[], None]]:
+    """Serve the ASGI application ``app`` (or its ``"module:attribute"``) with uvicorn on
+    ``127.0.0.1``, a free port, in a daemon thread called ``name``, as a framework's server is
+    deployed: its base URL, and how to stop it."""
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,  # type: ignore[arg-type]
+                                           log_level="error"))
+    runner = threading.Thread(target=server.run, name=name, daemon=True)
+    runner.start()
+    while not server.started:
+        if not runner.is_alive():
+            raise RuntimeError(f"{name} did not start (its log says why)")
+        runner.join(0.02)
+
+    def stop() -> None:
+        server.should_exit = True
+        runner.join()
+    return f"http://127.0.0.1:{port}", stop
 
 
 class PeerAdapter(ABC):

@@ -72,7 +72,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt, StateSnapshot, interrupt
+from langgraph.types import Command, Interrupt, interrupt
 from pydantic import JsonValue
 
 from pausepoint.core.clauses import ErrorCode, Group
@@ -200,17 +200,22 @@ class _Run:
 App = CompiledStateGraph[RunState, None, RunState, RunState]
 
 
+Pending = tuple[tuple[str, str, Any], ...]
+"""The interrupts pending in a thread's state: (node, interrupt id, value)."""
+
+
 @attrs.frozen
 class _Resolved:
-    """A resume resolved against the thread's state: what it will send, from which
-    checkpoint, and the interrupts pending there (node, interrupt id)."""
+    """A resume resolved against the thread's state: what it will send, through which handle
+    (a compiled graph, or nothing for a server), from which checkpoint, and the interrupts
+    pending there."""
 
     run: _Run
-    app: App
+    handle: Any
     interrupt_id: str
-    snapshot: StateSnapshot
+    checkpoint: Any
     command: Command[Any]
-    pending: tuple[tuple[str, str], ...]
+    pending: Pending
 
 
 def _refusal(exc: Exception) -> Refused | None:
@@ -235,7 +240,6 @@ class LangGraphAdapter(StoredPeerAdapter):
     threads at each reset and removed by :meth:`close`)."""
 
     framework = FRAMEWORK
-
     scratch_prefix = "pausepoint-langgraph-"
     cancel_reason = ("LangGraph cannot cancel a paused thread (a thread is never resumed, or "
                      "deleted with its checkpoints)")
@@ -390,13 +394,36 @@ class LangGraphAdapter(StoredPeerAdapter):
             payload=payload, token=f"{run.run_id}{TOKEN_SEPARATOR}{interrupt_id}",
             resumable=run.checkpointed, expires_at=NO_EXPIRY, tool_call_id=q.tool_call_id)
 
+    # -- the thread, read and driven (a server adapter overrides these four) ------------------
+
+    def _read(self, run: _Run, fresh: bool = False) -> tuple[Any, Any, Pending]:
+        """The thread's state: the handle to drive it with (its compiled graph), the
+        checkpoint read, and the interrupts pending there."""
+        app = self._app(run, fresh)
+        snap = app.get_state(run.config)
+        return app, snap.config, tuple((t.name, i.id, i.value) for t in snap.tasks
+                                       for i in t.interrupts)
+
+    def _send(self, run: _Run, handle: Any, value: Any,
+              checkpoint: Any = None) -> tuple[list[dict[str, Any]], bool]:
+        """One invocation with ``value`` (from ``checkpoint``, else the thread's latest): the
+        tasks it finished and whether it failed on a checkpoint write."""
+        return self._invoke(handle, value, checkpoint or run.config)
+
+    def _ever(self, run: _Run) -> set[str]:
+        """The ids of every interrupt the thread's history holds."""
+        return {i.id for snap in self._app(run).get_state_history(run.config)
+                for t in snap.tasks for i in t.interrupts}
+
+    def _stopped_between_nodes(self, run: _Run) -> bool:
+        snap = self._app(run).get_state(run.config)
+        return bool(snap.next) and not snap.interrupts
+
     def _live(self, run: _Run) -> list[PublishedPause]:
         """The run's pending interrupts, read from its checkpointed state."""
         if not run.checkpointed:
             return []
-        snap = self._app(run).get_state(run.config)
-        return [self._publish(run, t.name, i.id, i.value) for t in snap.tasks
-                for i in t.interrupts]
+        return [self._publish(run, node, iid, value) for node, iid, value in self._read(run)[2]]
 
     def _report(self, run: _Run, finished: list[dict[str, Any]], failed: bool,
                 ran: bool = True) -> RunReport:
@@ -442,7 +469,7 @@ class LangGraphAdapter(StoredPeerAdapter):
         def go() -> RunReport:
             self._runs[run.run_id] = run
             self._apps.pop(run.run_id, None)
-            finished, failed = self._invoke(self._app(run), {}, run.config)
+            finished, failed = self._send(run, self._app(run), {})
             return self._report(run, finished, failed)
         return as_result(_attempt(go))
 
@@ -453,21 +480,19 @@ class LangGraphAdapter(StoredPeerAdapter):
         if run is None:
             return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
                            message=f"no thread {thread!r}")
-        app = self._app(run, fresh)
-        snap = app.get_state(run.config)
-        pending = tuple((t.name, i.id) for t in snap.tasks for i in t.interrupts)
+        handle, checkpoint, pending = self._read(run, fresh)
         keyed = self.resume_form == "id" or len(pending) > 1
         command: Command[Any] = Command(resume={interrupt_id: args.response} if keyed
                                         else args.response)
-        return _Resolved(run=run, app=app, interrupt_id=interrupt_id, snapshot=snap,
-                         command=command, pending=pending)
+        return _Resolved(run=run, handle=handle, interrupt_id=interrupt_id,
+                         checkpoint=checkpoint, command=command, pending=pending)
 
     def _answer(self, r: _Resolved) -> ResumeData:
         """Send the command from the checkpoint it was resolved against.  It answered the
         pending interrupts whose node finished, and it is a replay when no node finished."""
-        finished, failed = self._invoke(r.app, r.command, r.snapshot.config)
+        finished, failed = self._send(r.run, r.handle, r.command, r.checkpoint)
         done = {e["name"] for e in finished if not e["interrupts"] and e.get("error") is None}
-        answered = [iid for node, iid in r.pending if node in done]
+        answered = [iid for node, iid, _ in r.pending if node in done]
         replayed = not done and not failed
         return ResumeData(
             replayed=replayed,
@@ -478,7 +503,11 @@ class LangGraphAdapter(StoredPeerAdapter):
     def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
         return resume_in_two_steps(lambda: self._resolve(args, fresh), self._answer, together,
-                                   resolve_refusal=_refusal, answer_refusal=_refusal)
+                                   resolve_refusal=self._refuse, answer_refusal=self._refuse)
+
+    def _refuse(self, exc: Exception) -> Refused | None:
+        """What the framework's exceptions refuse (the rest are errors)."""
+        return _refusal(exc)
 
     def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
         """The process dies: a new checkpointer on the same file (``sqlite``; an empty one for
@@ -491,9 +520,8 @@ class LangGraphAdapter(StoredPeerAdapter):
             for run in self._runs.values():
                 if not run.checkpointed:
                     continue
-                snap = self._app(run).get_state(run.config)
-                if snap.next and not snap.interrupts:
-                    finished, failed = self._invoke(self._app(run), None, run.config)
+                if self._stopped_between_nodes(run):
+                    finished, failed = self._send(run, self._app(run), None)
                     reports.append(self._report(run, finished, failed))
             return RestartData(runs=reports,
                                pauses=[p for run in self._runs.values()
@@ -508,11 +536,9 @@ class LangGraphAdapter(StoredPeerAdapter):
             for run in self._runs.values():
                 if not run.checkpointed:
                     continue
-                app = self._app(run)
-                if any(i.id == iid for i in app.get_state(run.config).interrupts):
+                if any(i == iid for _, i, _ in self._read(run)[2]):
                     return PhaseData(phase="resumable")
-                if any(i.id == iid for snap in app.get_state_history(run.config)
-                       for t in snap.tasks for i in t.interrupts):
+                if iid in self._ever(run):
                     return PhaseData(phase="consumed")
             return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
                            message=f"no thread has an interrupt {iid!r}")

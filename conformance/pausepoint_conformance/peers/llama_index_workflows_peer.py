@@ -28,9 +28,9 @@ whose ``response`` is typed ``dict[str, JsonValue]`` -- the library's (pydantic'
 that an answer is a JSON object -- and whose ``question`` the waiter's ``requirements`` match,
 so that an answer can only answer the question it names.  ``handlers`` are a ``try / except
 Exception / finally`` around ``wait_for_event`` in the ``ask`` step.  ``checkpoint: "none"``
-runs the workflow with no context saved; ``checkpoint_write: "fail"`` makes the save of a
-context in which that question waits raise (the run is reported ``error``).  Effect faults
-are skipped: the library has no effect journal to crash inside of.
+and ``checkpoint_write: "fail"`` are skipped by the scoring rule (saving the context is the
+application's code).  Effect faults are skipped: the library has no effect journal to crash
+inside of.
 
 **A run pauses** when the workflow reports ``WorkflowIdleEvent`` (streamed with
 ``expose_internal=True``: nothing can advance without input): the integration saves
@@ -38,7 +38,7 @@ are skipped: the library has no effect journal to crash inside of.
 published pauses are the waiters of the saved context (its ``collected_waiters``) -- their name
 and payload are the run's script, their ``interrupt_id`` and ``token`` both
 ``"<run id>:<waiter id>"``, what an integration puts behind a button: which saved context to
-load, which waiter to answer.  A pause is resumable when its context was saved, and
+load, which waiter to answer.  A pause is resumable (its context is saved), and
 ``expires_at`` is :data:`~.base.NO_EXPIRY`, a constant: ``timeout=None`` -- a
 ``wait_for_event`` timeout counts seconds of a live process, and the saved context carries no
 deadline.
@@ -214,14 +214,11 @@ class _Question:
 
 @attrs.frozen
 class _Plan:
-    """A started run: its script (up to its end), what each waiter asks, whether the
-    integration saves its context, and the waiters whose context cannot be saved."""
+    """A started run: its script (up to its end) and what each waiter asks."""
 
     run_id: str
     steps: tuple[Step, ...]
     questions: dict[str, _Question]
-    saved: bool
-    failing: frozenset[str]
 
     def width(self, index: int) -> int:
         step_ = self.steps[index]
@@ -234,8 +231,6 @@ class _Plan:
 def _plan(run_id: str, script: Sequence[Step]) -> _Plan:
     steps: list[Step] = []
     questions: dict[str, _Question] = {}
-    failing: set[str] = set()
-    saved = True
     for i, s in enumerate(script):
         if isinstance(s, EndStep):
             break
@@ -246,14 +241,10 @@ def _plan(run_id: str, script: Sequence[Step]) -> _Plan:
                 questions[_waiter_id(i, 0)] = _Question(
                     "approve", {"amount": s.amount, "reason": verdict.reason})
         elif isinstance(s, InterruptStep):
-            saved = saved and s.checkpoint != "none"
             for j, name in enumerate(s.all_names()):
                 questions[_waiter_id(i, j)] = _Question(name, s.payload, s.tool_call_id or "",
                                                         s.handlers)
-                if s.checkpoint_write == "fail":
-                    failing.add(_waiter_id(i, j))
-    return _Plan(run_id=run_id, steps=tuple(steps), questions=questions, saved=saved,
-                 failing=frozenset(failing))
+    return _Plan(run_id=run_id, steps=tuple(steps), questions=questions)
 
 
 class ScriptedRun(Workflow):
@@ -330,12 +321,11 @@ def _waiting(saved: dict[str, Any]) -> set[str]:
 @attrs.frozen
 class _Settled:
     """Where an invocation left the run: done, paused (idle) or error; the context it left
-    (``None`` after an error); the questions it streamed; whether the library reported the
-    answer sent unhandled, or never took it."""
+    (``None`` after an error); whether the library reported the answer sent unhandled, or
+    never took it."""
 
     status: RunStatus
     context: dict[str, Any] | None
-    asked: tuple[str, ...] = ()
     unhandled: bool = False
 
 
@@ -344,13 +334,10 @@ async def _settle(handler: WorkflowHandler, answer: Answer | None = None,
     """Stream the run (internal events too) until it is idle -- then take its context and end
     the handler -- or done.  ``answer`` is sent at the first idle (once a restored run's
     waiters are registered again), after ``together``."""
-    asked: list[str] = []
     unhandled = False
     async with asyncio.timeout(SETTLE_TIMEOUT):
         async for ev in handler.stream_events(expose_internal=True):
-            if isinstance(ev, Question):
-                asked.append(ev.question)
-            elif isinstance(ev, UnhandledEvent):
+            if isinstance(ev, UnhandledEvent):
                 unhandled = True
             elif isinstance(ev, WorkflowIdleEvent):
                 if answer is not None:
@@ -361,35 +348,25 @@ async def _settle(handler: WorkflowHandler, answer: Answer | None = None,
                     continue
                 context = handler.ctx.to_dict()
                 await handler.cancel_run()
-                return _Settled(RunStatus.PAUSED, context, tuple(asked), unhandled)
+                return _Settled(RunStatus.PAUSED, context, unhandled)
         try:
             await handler
         except Exception:
-            return _Settled(RunStatus.ERROR, None, tuple(asked), unhandled)
-    return _Settled(RunStatus.DONE, handler.ctx.to_dict(), tuple(asked),
-                    unhandled or answer is not None)
+            return _Settled(RunStatus.ERROR, None, unhandled)
+    return _Settled(RunStatus.DONE, handler.ctx.to_dict(), unhandled or answer is not None)
 
 
 # -- where the integration keeps each run's saved context ------------------------------------
 
 
-class ContextWriteFailed(Exception):
-    """The save of a run's context failed (``checkpoint_write: "fail"``)."""
-
-
 class _Contexts:
     """Each run's saved context (the JSON of ``to_dict()``) in the adapter's
-    :class:`~.base.SavedStates`; the save of a context in which one of the ``failing``
-    (run, waiter) pairs waits fails, as a full disk or a lost database connection would make
-    it."""
+    :class:`~.base.SavedStates`."""
 
     def __init__(self, states: SavedStates) -> None:
         self._states = states
-        self.failing: set[tuple[str, str]] = set()
 
     def put(self, run_id: str, context: dict[str, Any]) -> None:
-        if any((run_id, w) in self.failing for w in _waiting(context)):
-            raise ContextWriteFailed(f"the save of {run_id}'s context failed")
         self._states.put(run_id, json.dumps(context))
 
     def get(self, run_id: str) -> dict[str, Any] | None:
@@ -399,7 +376,6 @@ class _Contexts:
 
     def clear(self) -> None:
         self._states.clear()
-        self.failing.clear()
 
     def close(self) -> None:
         self._states.close()
@@ -450,30 +426,20 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
         return PublishedPause(
             interrupt_id=plan.token(waiter), run_id=plan.run_id, name=q.name,
             kind=PauseKind.ASK, payload=q.payload, token=plan.token(waiter),
-            resumable=plan.saved, expires_at=NO_EXPIRY, tool_call_id=q.tool_call_id)
+            resumable=True, expires_at=NO_EXPIRY, tool_call_id=q.tool_call_id)
 
     def _live(self, plan: _Plan) -> list[PublishedPause]:
         """The run's pauses: the waiters of its saved context."""
-        saved = self._contexts.get(plan.run_id) if plan.saved else None
+        saved = self._contexts.get(plan.run_id)
         waiting = _waiting(saved) if saved is not None else set()
         return [self._publish(plan, w) for w in plan.questions if w in waiting]
 
     def _record(self, plan: _Plan, settled: _Settled) -> RunReport:
-        """Save the context the invocation left (when the integration saves this run's) and
-        report the run."""
-        status = settled.status
-        if plan.saved and settled.context is not None:
-            try:
-                self._contexts.put(plan.run_id, settled.context)
-            except ContextWriteFailed:
-                status = RunStatus.ERROR
-        if plan.saved:
-            pauses = self._live(plan)
-        else:  # nothing saved: what the invocation itself streamed
-            pauses = [self._publish(plan, w) for w in settled.asked
-                      if status == RunStatus.PAUSED]
-        return RunReport(run_id=plan.run_id, status=status, events=[status.value],
-                         pauses=pauses)
+        """Save the context the invocation left and report the run."""
+        if settled.context is not None:
+            self._contexts.put(plan.run_id, settled.context)
+        return RunReport(run_id=plan.run_id, status=settled.status,
+                         events=[settled.status.value], pauses=self._live(plan))
 
     # -- the operations ----------------------------------------------------------------------
 
@@ -505,7 +471,6 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
         def go() -> RunReport:
             self._plans[plan.run_id] = plan
             self._apps.pop(plan.run_id, None)
-            self._contexts.failing.update((plan.run_id, w) for w in plan.failing)
             app = self._app(plan)
 
             async def run() -> _Settled:
@@ -523,7 +488,7 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
                             f"rejected the response: {str(exc).splitlines()[0]}",
                             "resume.response.schema")
         plan = self._plans.get(run_id)
-        saved = self._contexts.get(run_id) if plan is not None and plan.saved else None
+        saved = self._contexts.get(run_id) if plan is not None else None
         if plan is None or saved is None:
             return _refused(ErrorCode.PAUSE_UNKNOWN, f"no saved context for run {run_id!r}")
         return plan, answer, saved
@@ -568,10 +533,8 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
         """The process dies: the saved contexts are opened again (``sqlite``; none are left
         for ``memory``) and every run's workflow is deployed anew."""
         def go() -> RestartData:
-            failing = set(self._contexts.failing)
             self._close_store()
             self._contexts, self._apps = self._open(), {}
-            self._contexts.failing.update(failing)
             return RestartData(runs=[], pauses=[p for plan in self._plans.values()
                                                 for p in self._live(plan)])
         return as_result(attempt(go))
@@ -581,7 +544,7 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
         the workflow's state has its answer."""
         run_id, _, waiter = args.interrupt_id.rpartition(TOKEN_SEPARATOR)
         plan = self._plans.get(run_id)
-        saved = self._contexts.get(run_id) if plan is not None and plan.saved else None
+        saved = self._contexts.get(run_id) if plan is not None else None
         if plan is None or saved is None or waiter not in plan.questions:
             return _refused(ErrorCode.PAUSE_UNKNOWN, f"no saved run has a waiter {waiter!r}")
         if waiter in _waiting(saved):

@@ -71,8 +71,11 @@ NO_REPRODUCTION: Final[str] = "no plain-framework reproduction on the page yet"
 
 def reproduction(peer: Peer, clause_id: str) -> str:
     """The link to the page's reproduction of a failing clause, or :data:`NO_REPRODUCTION`."""
-    found = [r.anchor for r in peer.reproductions if clause_id in r.clauses]
-    return f"[reproduction](#{found[0]})" if found else NO_REPRODUCTION
+    found = [r for r in peer.reproductions if clause_id in r.clauses]
+    if not found:
+        return NO_REPRODUCTION
+    page = "" if found[0].page is None else Path(found[0].page).name  # a sibling page
+    return f"[reproduction]({page}#{found[0].anchor})"
 
 
 def _cell(text: str) -> str:

@@ -31,16 +31,16 @@ sends none), so a tool pause always has one.
 **State** is Pydantic AI's: each run is a ``Conversation`` (its id is the run id) kept in an
 ``InMemoryConversationStore`` that every server shares, saved with the run's scope after each
 agent run (``store.save(result, scope=...)``), carrying the ``DeferredToolRequests`` it waits
-on.  ``checkpoint: "none"`` runs the agent without saving its conversation anywhere;
-``checkpoint_write: "fail"`` makes the store's write of a conversation waiting on those calls
-raise.  The store's conditional write (a save must present the revision it loaded) is made
-atomic across threads, as a database's conditional update is.  Effect faults are skipped:
+on.  ``checkpoint: "none"`` and ``checkpoint_write: "fail"`` are skipped by the scoring rule
+(saving the conversation is the application's code).  The store's conditional write (a save
+must present the revision it loaded) is made atomic across threads, as a database's
+conditional update is.  Effect faults are skipped:
 Pydantic AI has no effect journal to crash inside of.
 
 **A published pause** is a deferred tool call: its id is the tool call id, its name the
 question asked (``approve`` for a gate), its payload the call's metadata, and its token
 ``"<conversation id>:<tool call id>"`` -- what an integration hands the person to answer with.
-It is resumable when its conversation was saved, and ``expires_at`` is
+It is resumable (its conversation is saved), and ``expires_at`` is
 :data:`~.base.NO_EXPIRY`, a constant: deferred tool calls never expire.
 
 **A resume** loads the conversation the token names (with the resume's scope), asks its
@@ -169,29 +169,17 @@ Output = str | DeferredToolRequests
 _RESULTS: Final = TypeAdapter(DeferredToolResults)
 
 
-class CheckpointWriteFailed(Exception):
-    """The store's write of a conversation failed (``checkpoint_write: "fail"``)."""
-
-
 class _Store(InMemoryConversationStore):
     """The conversations every server shares: Pydantic AI's in-memory store, its conditional
-    write atomic across threads (as a database's conditional update is), and the write of a
-    conversation waiting on one of the ``failing`` tool calls failing, as a full disk or a lost
-    database connection would make it."""
+    write atomic across threads (as a database's conditional update is)."""
 
-    def __init__(self, failing: set[str]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.failing = failing
         self._lock = threading.Lock()
 
     async def write_record(self, record: ConversationRecord, *,
                            new_entries: Sequence[ConversationEntry] = (),
                            expected_revision: str | None) -> None:
-        requests = record.deferred_tool_requests
-        if requests is not None and any(c.tool_call_id in self.failing
-                                        for c in [*requests.calls, *requests.approvals]):
-            raise CheckpointWriteFailed(f"the write of conversation {record.conversation_id!r} "
-                                        "failed")
         with self._lock:  # the in-memory write awaits nothing: it runs whole under the lock
             await super().write_record(record, new_entries=new_entries,
                                        expected_revision=expected_revision)
@@ -199,14 +187,12 @@ class _Store(InMemoryConversationStore):
 
 @attrs.define
 class _Run:
-    """A started run: its script, whether its conversation is saved, which script step made
-    each tool call, the pauses published, and the answers given so far to the calls its
-    conversation waits on."""
+    """A started run: its script, which script step made each tool call, the pauses
+    published, and the answers given so far to the calls its conversation waits on."""
 
     run_id: str
     scope: str
     script: tuple[Step, ...]
-    saved: bool
     steps: dict[str, int] = attrs.Factory(dict)
     published: dict[str, PublishedPause] = attrs.Factory(dict)
     answers: DeferredToolResults = attrs.Factory(DeferredToolResults)
@@ -290,8 +276,7 @@ class PydanticAIAdapter(PeerAdapter):
 
     def __init__(self) -> None:
         super().__init__()
-        self._failing: set[str] = set()
-        self._store = _Store(self._failing)
+        self._store = _Store()
         self._runs: dict[str, _Run] = {}
 
     # -- a script as an agent ----------------------------------------------------------------
@@ -317,8 +302,6 @@ class PydanticAIAdapter(PeerAdapter):
                 assert isinstance(step, InterruptStep)
                 calls = [_call("ask", {"question": name, "payload": step.payload},
                                step.tool_call_id) for name in step.all_names()]
-                if step.checkpoint_write == "fail":
-                    self._failing.update(c.tool_call_id for c in calls)
             run.steps.update((c.tool_call_id, i) for c in calls)
             return ModelResponse(parts=list(calls))
         return FunctionModel(turn)
@@ -370,15 +353,9 @@ class PydanticAIAdapter(PeerAdapter):
 
         return agent
 
-    def _define(self, args: StartArgs) -> _Run:
-        saved = True
-        for step in args.script:
-            if isinstance(step, EndStep):
-                break
-            if isinstance(step, InterruptStep):
-                saved = saved and step.checkpoint != "none"
-        return _Run(run_id=args.run_id, scope=args.scope, script=tuple(args.script),
-                    saved=saved)
+    @staticmethod
+    def _define(args: StartArgs) -> _Run:
+        return _Run(run_id=args.run_id, scope=args.scope, script=tuple(args.script))
 
     # -- running and reporting ---------------------------------------------------------------
 
@@ -389,14 +366,14 @@ class PydanticAIAdapter(PeerAdapter):
         pause = PublishedPause(
             interrupt_id=call.tool_call_id, run_id=run.run_id, name=name, kind=PauseKind.ASK,
             payload=requests.metadata.get(call.tool_call_id, {}),
-            token=f"{run.run_id}{TOKEN_SEPARATOR}{call.tool_call_id}", resumable=run.saved,
+            token=f"{run.run_id}{TOKEN_SEPARATOR}{call.tool_call_id}", resumable=True,
             expires_at=NO_EXPIRY, tool_call_id=call.tool_call_id)
         run.published[call.tool_call_id] = pause
         return pause
 
     async def _invoke(self, run: _Run, **kwargs: Any) -> RunReport:
         """One agent run and the save of its conversation: paused on deferred tool calls, done,
-        or stopped in error (a refused ``ask`` call, a failed save)."""
+        or stopped in error (a refused ``ask`` call)."""
         with capture_run_messages() as messages:
             try:
                 result: AgentRunResult[Output] = await self._agent(run).run(**kwargs)
@@ -406,11 +383,7 @@ class PydanticAIAdapter(PeerAdapter):
                     raise
                 return RunReport(run_id=run.run_id, status=RunStatus.ERROR, events=["error"],
                                  refusal=refusal)
-        if run.saved:
-            try:
-                await self._store.save(result, scope=run.scope)
-            except CheckpointWriteFailed:
-                return RunReport(run_id=run.run_id, status=RunStatus.ERROR, events=["error"])
+        await self._store.save(result, scope=run.scope)
         run.answers = DeferredToolResults()
         output = result.output
         if isinstance(output, DeferredToolRequests):
@@ -430,8 +403,7 @@ class PydanticAIAdapter(PeerAdapter):
                   "InMemoryConversationStore; token = conversation id:tool call id; no expiry")
 
     def reset(self, args: ResetArgs) -> Result[Empty]:
-        self._failing.clear()
-        self._store = _Store(self._failing)
+        self._store = _Store()
         self._world = MemoryWorld()
         self._runs = {}
         return Ok(data=Empty())
