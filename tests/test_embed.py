@@ -183,3 +183,25 @@ def test_a_question_after_a_cancel_began_is_never_asked(any_store_spec: StoreSpe
     assert result.status == RunStatus.CANCELLING and result.pauses == ()
     assert list(engine.deployment.service.ledger.by_run("r1")) == []
     engine.close()
+
+
+def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
+        any_store_spec: StoreSpec) -> None:
+    """`resume.consume.at-most-once` with liveness (the TLA+ run level's Redeliver): the process
+    that consumed the pause died before it continued the run; the same answer sent again
+    replays the consume and the run goes on, paying once; a third copy changes nothing."""
+    from pausepoint.engine.service import ResumeRequest
+
+    bank = Bank()
+    engine, _ = engines(any_store_spec, bank)
+    run = engine.start("refund", {"id": "o-1"}, run_id="run-1")
+    token = run.pauses[0].token
+    # the winner's consume commits; its process dies before the continuation
+    engine.deployment.service.resume(token, {"approved": True},
+                                     ResumeRequest(session_id="session", scope="default"))
+    assert engine.status("run-1") != pausepoint.RunView.DONE and bank.paid == []
+    done = engine.resume(token, {"approved": True})
+    assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
+    again = engine.resume(token, {"approved": True})
+    assert again.status == RunStatus.DONE and bank.paid == ["o-1"]
+    engine.close()

@@ -161,8 +161,9 @@ class Engine:
         out = svc.resume(token, response, ResumeRequest(session_id=session_id, scope=scope,
                                                         responder=responder))
         rec = out.record
-        if out.replayed:
-            return self._result(rec.run_id)
+        # a replay goes on too: if the winner died between its consume and its continuation,
+        # the retry of the same answer is the only place the answer can come from; if the
+        # winner went on (or still drives), the run table refuses the claim below
         run = svc.runs.get(rec.run_id)
         if run is None:
             return self._result(rec.run_id)
