@@ -559,16 +559,19 @@ def test_non_ascii_refused_as_such(ring: KeyRing, bad: str) -> None:
     assert "ASCII" in err.message
 
 
-@pytest.mark.parametrize("target", ["b64url_decode", "_strict_object", "_parse_claims"])
+@pytest.mark.parametrize("target", ["b64url_decode", "_fast_claims", "_strict_object",
+                                    "_parse_claims"])
 def test_internal_failure_becomes_malformed(ring: KeyRing, token: str, target: str,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """token.parse.strict, input.bounded: whatever goes wrong inside verify, only a
-    PausepointError escapes."""
+    PausepointError escapes -- on the fast path and on the strict path behind it."""
     import pausepoint.core.tokens as tokens_module
 
     def boom(*_a: object, **_k: object) -> None:
         raise RuntimeError("unexpected")
 
+    if target in ("_strict_object", "_parse_claims"):  # only the strict path calls these
+        monkeypatch.setattr(tokens_module, "_fast_claims", lambda _raw: None)
     monkeypatch.setattr(tokens_module, target, boom)
     err = refusal(ring, token)
     assert err.code is ErrorCode.TOKEN_MALFORMED
