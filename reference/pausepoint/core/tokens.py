@@ -35,8 +35,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from pausepoint.core.canonical import (
     MAX_SAFE_INTEGER,
+    built_json,
     canonical_bytes,
-    canonical_json,
     loads_strict,
 )
 from pausepoint.core.clause_ids import ClauseId
@@ -245,7 +245,7 @@ def b64url_decode(text: str) -> bytes:
 
 def header_json(kid: str) -> str:
     """The canonical header text for ``kid``."""
-    return canonical_json({"kid": kid, "typ": TOKEN_TYPE, "v": FORMAT_VERSION})
+    return built_json({"kid": kid, "typ": TOKEN_TYPE, "v": FORMAT_VERSION})
 
 
 def _check_claims(claims: Claims) -> dict[str, str | int]:
@@ -266,7 +266,7 @@ def _check_claims(claims: Claims) -> dict[str, str | int]:
 
 def claims_json(claims: Claims) -> str:
     """The canonical claims text of ``claims`` (every field; str and int values exactly)."""
-    return canonical_json(_check_claims(claims))
+    return built_json(_check_claims(claims))
 
 
 def _malformed(why: str) -> PausepointError:

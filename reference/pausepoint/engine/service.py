@@ -19,7 +19,7 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
-from pausepoint.core.canonical import DIGEST_KEY_MIN, canonical_json, digest, keyed_digest
+from pausepoint.core.canonical import DIGEST_KEY_MIN, built_json, digest, keyed_digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import PauseState, Phase
@@ -328,7 +328,7 @@ class PauseService:
                               "the ledger row kept changing; nothing was consumed")
 
     def set_result(self, interrupt_id: str, result: object) -> None:
-        self.ledger.set_result(interrupt_id, canonical_json(result))
+        self.ledger.set_result(interrupt_id, built_json(result))
 
     # -- expire, cancel, reconcile -------------------------------------------------------
 
