@@ -156,12 +156,14 @@ def canonical_json(value: object) -> str:
 
 
 def _flat_bytes(value: object) -> bytes | None:
-    """The RFC 8785 bytes of a flat object of ASCII keys and string or exact-integer values
-    (token headers and claims, most payloads), or None for anything else.  On that domain
+    """The RFC 8785 bytes of a flat object of ASCII keys and string, exact-integer, boolean or
+    null values (token headers and claims, most payloads and answers), or None for anything
+    else.  On that domain
     ``json.dumps`` without ASCII escaping writes exactly what RFC 8785 prescribes: ASCII keys
     sort the same by code point as by UTF-16 unit, strings take the same escapes (``\\b \\f
     \\n \\r \\t``, other controls as lowercase ``\\u00xx``), and integers within 2**53 print
-    the same.  Everything else goes to the ``rfc8785`` package."""
+    the same, as do ``true``, ``false`` and ``null``.  Everything else goes to the ``rfc8785``
+    package."""
     if type(value) is not dict:
         return None
     for key, item in value.items():
@@ -170,6 +172,8 @@ def _flat_bytes(value: object) -> bytes | None:
         if type(item) is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 return None
+        elif item is None or item is True or item is False:
+            continue
         elif type(item) is not str or _SURROGATE.search(item):
             return None
     return json.dumps(value, sort_keys=True, separators=(",", ":"),
