@@ -85,7 +85,8 @@ _CLAIM_TYPES: Final[dict[str, type]] = {
 }
 if any(t not in (str, int) for t in _CLAIM_TYPES.values()):  # pragma: no cover - guards ports.py
     raise TypeError("tokens.py serialises only str and int claims; Claims changed shape")
-_CLAIM_KEYS: Final = frozenset(_CLAIM_FIELDS)
+_SORTED_CLAIM_KEYS: Final = sorted(_CLAIM_FIELDS)  # ASCII: code point order is RFC 8785's
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _INT_CLAIMS: Final = tuple(name for name, typ in _CLAIM_TYPES.items() if typ is int)
 
 
@@ -314,16 +315,17 @@ def _parse_claims(raw: bytes) -> Claims:
 def _fast_claims(raw: bytes) -> Claims | None:
     """The claims of ``raw`` when it is, beyond doubt, the RFC 8785 bytes of a valid claims
     object; None when it may not be (the strict :func:`_parse_claims` then decides and says
-    why).  One C parse, one type check per field, one C re-encoding compared with ``raw``:
-    on a flat object of the claims' ASCII keys and str or exact-integer (|n| <= 2**53 - 1)
-    values, ``json.dumps`` sorted and compact without ASCII escaping writes exactly the RFC
-    8785 bytes (see :func:`pausepoint.core.canonical.canonical_bytes`), and a text equal to
+    why).  One C parse, its keys exactly the claims' in sorted order (parsing keeps the text's
+    order), one type check per field, one C re-encoding compared with ``raw``: on a flat
+    object of the claims' ASCII keys, in sorted order, and str or exact-integer
+    (|n| <= 2**53 - 1) values, ``json.dumps`` compact without ASCII escaping writes exactly
+    the RFC 8785 bytes (see :func:`pausepoint.core.canonical.canonical_bytes`), and a text equal to
     the encoding of what it parses to has no duplicate key, no ``NaN``, no insignificant
     whitespace or escape -- so whatever this accepts, the strict path accepts too, with the
     same claims."""
     try:
         obj = json.loads(raw.decode("utf-8"))
-        if type(obj) is not dict or obj.keys() != _CLAIM_KEYS:
+        if type(obj) is not dict or list(obj) != _SORTED_CLAIM_KEYS:  # text order, sorted
             return None
         for name, want in _CLAIM_TYPES.items():
             if type(obj[name]) is not want:
@@ -333,8 +335,7 @@ def _fast_claims(raw: bytes) -> Claims | None:
                 return None
         if obj["v"] != FORMAT_VERSION:
             return None
-        again = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        if again.encode("utf-8") != raw:  # a lone surrogate raises UnicodeEncodeError
+        if _COMPACT.encode(obj).encode("utf-8") != raw:  # a lone surrogate raises ValueError
             return None
     except ValueError:  # not UTF-8, not JSON, a surrogate: the strict path says which
         return None
