@@ -623,6 +623,55 @@ def test_every_change_is_committed_before_it_returns(durable_backend: Backend) -
     assert other.effects.status("r1", "k") is EffectStatus.FINISHED
 
 
+def test_a_unit_of_work_commits_all_its_writes_at_once(durable_backend: Backend) -> None:
+    """durability.commit-per-change: inside ``unit_of_work`` the writes of every facet are one
+    transaction -- another handle sees none of them until the block ends, then all."""
+    s, other = durable_backend.store, durable_backend.reopen()
+    assert isinstance(s, SqlStore)
+    with s.unit_of_work():
+        assert s.ledger.issue(record())
+        s.payloads.record("int-1", "{}")
+        s.checkpoints.write("c1", "t1", "turn")
+        with s.unit_of_work():  # a nested unit joins the outer one
+            assert s.ledger.transition("int-1", 0, CONSUMED)
+        assert s.ledger.get("int-1") is not None  # the unit reads its own writes
+        if durable_backend.kind == "postgres":  # SQLite's write lock keeps a reader waiting
+            assert other.ledger.get("int-1") is None and other.payloads.get("int-1") is None
+    got = other.ledger.get("int-1")
+    assert got is not None and got.state == CONSUMED and got.version == 1
+    assert other.payloads.get("int-1") == "{}" and other.checkpoints.read("c1") == "turn"
+
+
+def test_a_unit_of_work_that_raises_commits_nothing(backend: Backend) -> None:
+    """lifecycle.refusal.no-change: a unit that raises leaves every row as it was (a durable
+    store rolls it back; the memory store is never asked to)."""
+    s = backend.store
+    assert isinstance(s, (SqlStore, MemoryStore))
+    if backend.kind == "memory":
+        return
+    with pytest.raises(RuntimeError), s.unit_of_work():
+        s.ledger.issue(record())
+        s.payloads.record("int-1", "{}")
+        raise RuntimeError("stop")
+    assert s.ledger.get("int-1") is None and s.payloads.get("int-1") is None
+    with s.unit_of_work():  # the next unit works as usual
+        s.ledger.issue(record())
+    assert s.ledger.get("int-1") == record()
+
+
+def test_a_failed_write_spoils_its_unit(durable_backend: Backend) -> None:
+    """durability.commit-per-change: a statement that fails inside a unit raises
+    ``store_unavailable``; caught or not, the unit then commits nothing."""
+    s = durable_backend.store
+    assert isinstance(s, SqlStore)
+    with pytest.raises(PausepointError) as err, s.unit_of_work():
+        s.ledger.issue(record())
+        with pytest.raises(PausepointError):
+            s.read("SELECT no_such_column FROM pausepoint_pauses")
+    assert err.value.code is ErrorCode.STORE_UNAVAILABLE
+    assert s.ledger.get("int-1") is None
+
+
 def fill(store: StoreBundle) -> None:
     store.ledger.issue(every_field_record())
     store.ledger.issue(record("int-2", kid="k2"))

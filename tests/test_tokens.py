@@ -9,14 +9,22 @@ from __future__ import annotations
 import base64
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pausepoint.core.canonical import MAX_BYTES, MAX_DEPTH, canonical_json, check_bounds, digest
+from pausepoint.core.canonical import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    built_json,
+    canonical_json,
+    check_bounds,
+    digest,
+)
 from pausepoint.core.clauses import ErrorCode, clause
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.ports import Claims, Signer
@@ -559,16 +567,19 @@ def test_non_ascii_refused_as_such(ring: KeyRing, bad: str) -> None:
     assert "ASCII" in err.message
 
 
-@pytest.mark.parametrize("target", ["b64url_decode", "_strict_object", "_parse_claims"])
+@pytest.mark.parametrize("target", ["b64url_decode", "_fast_claims", "_strict_object",
+                                    "_parse_claims"])
 def test_internal_failure_becomes_malformed(ring: KeyRing, token: str, target: str,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """token.parse.strict, input.bounded: whatever goes wrong inside verify, only a
-    PausepointError escapes."""
+    PausepointError escapes -- on the fast path and on the strict path behind it."""
     import pausepoint.core.tokens as tokens_module
 
     def boom(*_a: object, **_k: object) -> None:
         raise RuntimeError("unexpected")
 
+    if target in ("_strict_object", "_parse_claims"):  # only the strict path calls these
+        monkeypatch.setattr(tokens_module, "_fast_claims", lambda _raw: None)
     monkeypatch.setattr(tokens_module, target, boom)
     err = refusal(ring, token)
     assert err.code is ErrorCode.TOKEN_MALFORMED
@@ -786,6 +797,73 @@ def test_check_bounds_measures_canonical_size(value: object) -> None:
     assert len(text.encode()) <= len(measured)  # the bound measures an upper bound
     assert json.loads(text) == value
     assert canonical_json(json.loads(text)) == text
+
+
+_any_char = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())
+_edge_text = st.text(_any_char | st.sampled_from(
+    ["\ue000", "\uffff", "\U00010000", "\U0001f600", "\x7f", "\u2028", "\x1f", "\\", '"']),
+    max_size=6)
+_close_keys = st.text(st.sampled_from(["a", "\ue000", "\uffff", "\U00010000", "\U0001f600",
+                                       "\ud800"]), max_size=2)
+"""Keys that sort differently by code point and by UTF-16 unit (and a lone surrogate)."""
+_any_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _edge_text
+    | st.sampled_from([(1, 2), {1, 2}, b"x", 2**53, -(2**53), 1.0, -0.0, 1e21, 1e-7]),
+    lambda inner: st.lists(inner, max_size=5)
+    | st.dictionaries(_edge_text | _close_keys, inner, max_size=5)
+    | st.dictionaries(st.integers(0, 3) | st.booleans(), inner, max_size=2),
+    max_leaves=30)
+
+
+def _outcome(encode: Callable[[object], str], value: object) -> tuple[str, str]:
+    try:
+        return ("text", encode(value))
+    except ValueError:
+        return ("refused", "")
+
+
+@PROPERTY
+@given(_any_values)
+@example({"\uffff": 1, "\U00010000": 2})  # code point order and UTF-16 order disagree
+@example({"a": ["\ud800"]})
+@example([1.0, 1e21, -0.0, 2**53])
+def test_built_json_agrees_with_the_rfc8785_walk(value: object) -> None:
+    """input.bounded, replay.same-response: the fast encoder of self-built values writes the
+    same text as the RFC 8785 path -- or refuses the same -- on every value of exact JSON
+    types and on non-JSON ones (floats, astral keys sorted by UTF-16 unit, big integers, lone
+    surrogates, tuples, sets, non-string keys all included)."""
+    assert _outcome(built_json, value) == _outcome(canonical_json, value)
+
+
+@pytest.mark.parametrize("value", [
+    {"run_id": "r", "pc": 3}, {"b": [1, True, None, {"é": "\u2028\x1f"}], "a": ""},
+    ["\ue000", {"\uffff": 2**53 - 1}], "x", 0, None])
+def test_built_json_takes_the_fast_path_on_its_domain(value: object,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path is taken (the RFC 8785 path is never asked) on BMP text, no floats and
+    exact integers -- and it is the RFC 8785 text."""
+    expected = canonical_json(value)
+    import pausepoint.core.canonical as canonical_module
+
+    def never(_value: object) -> str:
+        raise AssertionError("fell back")
+
+    monkeypatch.setattr(canonical_module, "canonical_json", never)
+    assert built_json(value) == expected
+
+
+@pytest.mark.parametrize("value", [1.0, {"a": 0.5}, {"\U0001f600": 1, "\uffff": 2}, 2**53,
+                                   "\ud800", {1: "a"}, (1, 2)])
+def test_built_json_falls_back_off_its_domain(value: object,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Floats, keys beyond the BMP, big integers, surrogates and non-JSON values go to the
+    RFC 8785 path, which decides."""
+    import pausepoint.core.canonical as canonical_module
+
+    asked: list[object] = []
+    monkeypatch.setattr(canonical_module, "canonical_json",
+                        lambda v: asked.append(v) or "fallback")
+    assert built_json(value) == "fallback" and asked == [value]
 
 
 def test_digest() -> None:

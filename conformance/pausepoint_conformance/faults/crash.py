@@ -6,7 +6,10 @@ scripted run to its end: an effect, a pause, the person's answer, another effect
 harness makes -- each method of a store facet that commits, and each change of the world -- goes
 through a :class:`Tap`, which numbers it, appends a line to a trace file before and after it,
 and, when told to die at boundary ``N``, kills its own process with ``SIGKILL`` right *before*
-the ``N``-th write or right *after* it returned (committed).
+the ``N``-th write or right *after* it returned (committed).  A store's unit of work (several
+writes, one commit) is a write of its own, ``unit_of_work.commit``: the writes inside it are
+numbered and killed at as well (the process then dies inside the open transaction), but they
+count as done only once their unit's commit returned (:func:`effective`).
 
 The orchestrator (:func:`enumerate_crashes`) first runs the scenario once without dying to count
 its ``T`` writes, then for every ``N`` in ``1..T`` and both sides of it: a fresh store and world,
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import shutil
@@ -183,6 +187,8 @@ class Tap:
         self.when = when
         self.broken = broken
         self.count = 0
+        self.unit: str | None = None
+        """The unit of work open now (its writes take effect at its commit), if any."""
 
     def log(self, **entry: object) -> None:
         entry["p"] = self.proc
@@ -204,7 +210,8 @@ class Tap:
         except BaseException as exc:
             self.log(n=n, at="error", op=op, error=f"{type(exc).__name__}: {exc}")
             raise
-        self.log(n=n, at="after", op=op, args=[_brief(a) for a in args], ret=_brief(ret))
+        self.log(n=n, at="after", op=op, args=[_brief(a) for a in args], ret=_brief(ret),
+                 **({} if self.unit is None else {"unit": self.unit}))
         if self.when == "after" and n == self.die_at:
             self._die()
         return ret
@@ -266,9 +273,36 @@ class TappedBundle:
         self.payloads = cast(PayloadStore, _TappedFacet("payloads", inner.payloads, tap))
         self.effects = cast(EffectJournal, _TappedFacet("effects", inner.effects, tap))
         self.runs = cast(RunStore, _TappedFacet("runs", inner.runs, tap))
+        self._tap = tap
 
     def close(self) -> None:
         self.inner.close()
+
+    @contextlib.contextmanager
+    def unit_of_work(self) -> Iterator[None]:
+        """The store's unit of work, its commit a tapped write (``unit_of_work.commit``); a
+        nested unit joins the open one."""
+        tap = self._tap
+        if tap.unit is not None:
+            yield
+            return
+        unit = f"{tap.proc}:{os.getpid()}:{tap.count + 1}"
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self.inner.unit_of_work())  # type: ignore[attr-defined]
+            tap.unit = unit
+            try:
+                yield
+            finally:
+                tap.unit = None
+            tap.write("unit_of_work.commit", (unit,), stack.close)
+
+
+def effective(trace: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``after`` entries of writes that took effect: outside a unit of work, or in one whose
+    commit returned (a process killed inside a unit wrote nothing of it)."""
+    committed = {e["args"][0] for e in trace
+                 if e["at"] == "after" and e["op"] == "unit_of_work.commit"}
+    return [e for e in trace if e["at"] == "after" and e.get("unit", None) in (None, *committed)]
 
 
 class TappedWorld:
@@ -517,9 +551,8 @@ def dry_run(files: CaseFiles) -> list[dict[str, Any]]:
 def in_doubt_at_kill(first: list[dict[str, Any]]) -> tuple[str, ...]:
     """Effects the dead worker left journalled started and not finished."""
     last: dict[str, str] = {}
-    for e in first:
-        if e["at"] == "after" and e["op"] in ("effects.start", "effects.finish",
-                                             "effects.settle"):
+    for e in effective(first):
+        if e["op"] in ("effects.start", "effects.finish", "effects.settle"):
             last[str(e["args"][1])] = e["op"]
     return tuple(sorted(k for k, op in last.items() if op == "effects.start"))
 
@@ -571,9 +604,7 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple
                 bad.append(f"pause {iid}: the ledger's token does not verify to its claims")
         consumes: dict[str, int] = {}
         issues: dict[str, int] = {}
-        for e in trace:
-            if e["at"] != "after":
-                continue
+        for e in effective(trace):
             if e["op"] == "ledger.transition" and e["args"][2] == "consumed" and e["ret"]:
                 consumes[e["args"][0]] = consumes.get(e["args"][0], 0) + 1
             if e["op"] == "ledger.issue" and e["ret"]:
@@ -597,7 +628,7 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple
         for jkey in in_doubt:
             key = jkey.split(":", 1)[1]
             later = (retried_by or {}).get(jkey, ("recover",))
-            after = [e for e in trace if e["p"] in later and e["at"] == "after"]
+            after = [e for e in effective(trace) if e["p"] in later]
             settled = [i for i, e in enumerate(after)
                        if e["op"] == "effects.settle" and e["args"][1] == jkey]
             applied = [i for i, e in enumerate(after)

@@ -156,12 +156,14 @@ def canonical_json(value: object) -> str:
 
 
 def _flat_bytes(value: object) -> bytes | None:
-    """The RFC 8785 bytes of a flat object of ASCII keys and string or exact-integer values
-    (token headers and claims, most payloads), or None for anything else.  On that domain
+    """The RFC 8785 bytes of a flat object of ASCII keys and string, exact-integer, boolean or
+    null values (token headers and claims, most payloads and answers), or None for anything
+    else.  On that domain
     ``json.dumps`` without ASCII escaping writes exactly what RFC 8785 prescribes: ASCII keys
     sort the same by code point as by UTF-16 unit, strings take the same escapes (``\\b \\f
     \\n \\r \\t``, other controls as lowercase ``\\u00xx``), and integers within 2**53 print
-    the same.  Everything else goes to the ``rfc8785`` package."""
+    the same, as do ``true``, ``false`` and ``null``.  Everything else goes to the ``rfc8785``
+    package."""
     if type(value) is not dict:
         return None
     for key, item in value.items():
@@ -170,6 +172,8 @@ def _flat_bytes(value: object) -> bytes | None:
         if type(item) is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 return None
+        elif item is None or item is True or item is False:
+            continue
         elif type(item) is not str or _SURROGATE.search(item):
             return None
     return json.dumps(value, sort_keys=True, separators=(",", ":"),
@@ -190,6 +194,57 @@ def canonical_bytes(value: object) -> bytes:
         raise ValueError(f"not canonicalisable JSON: {exc}") from None
     except RecursionError as exc:
         raise ValueError("value nested too deeply to serialise") from exc
+
+
+_BUILT: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True,
+                                 separators=(",", ":"))
+_NOT_BMP_TEXT: Final = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+class _NotFast(ValueError):
+    """The value is outside the fast encoder's domain (the RFC 8785 path decides)."""
+
+
+def _no_float(_text: str) -> object:
+    raise _NotFast("a float: ECMAScript number formatting differs from repr")
+
+
+def _safe_int(text: str) -> int:
+    value = int(text)
+    if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        raise _NotFast("an integer beyond 2**53 - 1")
+    return value
+
+
+def built_json(value: object) -> str:
+    """:func:`canonical_json` of a value the code built itself (a turn, a run's state, a
+    result, claims), the same text, without the pure-Python RFC 8785 encoder and walk.
+
+    The fast path is ``json.dumps`` sorted and compact without ASCII escaping, kept only when
+    the text is proved to sit in the domain where that is RFC 8785: no character outside the
+    Basic Multilingual Plane (so sorting keys by code point is sorting by UTF-16 unit) and no
+    lone surrogate; no float (ECMAScript writes numbers differently from ``repr``) and no
+    integer beyond 2**53 - 1, both found by parsing the text back in C with hooks on number
+    literals; and the parsed value equal to ``value`` (so no tuple became a list, no
+    non-string key a string).  On that domain the escapes agree too (``\\b \\f \\n \\r
+    \\t``, other controls as lowercase ``\\u00xx``, nothing else).  Anything else --
+    including everything :func:`canonical_json` refuses -- goes to :func:`canonical_json`,
+    which returns or raises as it always does.  The one difference: an exact ``dict`` or
+    ``list`` is what the code builds; a *subclass* of them, which :func:`canonical_json`
+    refuses, is encoded here as its base type.  Untrusted input goes through
+    :func:`check_bounds` first (which refuses subclasses) -- or straight to
+    :func:`canonical_json`."""
+    try:
+        text = _BUILT.encode(value)
+    except (TypeError, ValueError, RecursionError):
+        return canonical_json(value)
+    if _NOT_BMP_TEXT.search(text) is None:
+        try:
+            if json.loads(text, parse_float=_no_float, parse_int=_safe_int) == value:
+                return text
+        except (_NotFast, RecursionError):
+            pass
+    return canonical_json(value)
 
 
 class DuplicateKeyError(ValueError):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import secrets
 import threading
@@ -32,7 +33,12 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from pausepoint.core.canonical import canonical_bytes, canonical_json, loads_strict
+from pausepoint.core.canonical import (
+    MAX_SAFE_INTEGER,
+    built_json,
+    canonical_bytes,
+    loads_strict,
+)
 from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
@@ -66,7 +72,7 @@ HMAC_MIN_SECRET: Final[int] = 32
 """Shortest HMAC secret accepted, in bytes (the SHA-256 output size)."""
 
 _KID_RE: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
-_B64_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
+_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")
 
 _PARSE: Final[ClauseId] = "token.parse.strict"
 _KEY_ID: Final[ClauseId] = "token.key-id"
@@ -79,6 +85,9 @@ _CLAIM_TYPES: Final[dict[str, type]] = {
 }
 if any(t not in (str, int) for t in _CLAIM_TYPES.values()):  # pragma: no cover - guards ports.py
     raise TypeError("tokens.py serialises only str and int claims; Claims changed shape")
+_SORTED_CLAIM_KEYS: Final = sorted(_CLAIM_FIELDS)  # ASCII: code point order is RFC 8785's
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_INT_CLAIMS: Final = tuple(name for name, typ in _CLAIM_TYPES.items() if typ is int)
 
 
 def _check_kid(_inst: object, _attr: object, kid: str) -> None:
@@ -217,21 +226,27 @@ def b64url_encode(raw: bytes) -> str:
 
 def b64url_decode(text: str) -> bytes:
     """Strict inverse of :func:`b64url_encode`: raises ValueError unless ``text`` is the
-    canonical unpadded base64url encoding of the bytes returned."""
-    if _B64_RE.fullmatch(text) is None:
+    canonical unpadded base64url encoding of the bytes returned -- non-empty, only
+    ``[A-Za-z0-9_-]``, no padding, no whitespace, and no stray bits in the last character
+    (the one text :func:`b64url_encode` writes for those bytes).
+
+    The alphabet and padding are checked by ``binascii``'s strict mode (Python 3.11), the
+    canonical form by encoding the bytes again and comparing, both in C."""
+    if not text or not text.isascii() or "+" in text or "/" in text or "=" in text:
         raise ValueError("not base64url text")
+    padded = (text + "=" * (-len(text) % 4)).encode("ascii").translate(_TO_STANDARD)
     try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as exc:
+        raw = binascii.a2b_base64(padded, strict_mode=True)
+    except binascii.Error as exc:
         raise ValueError("not base64url text") from exc
-    if b64url_encode(raw) != text:
+    if binascii.b2a_base64(raw, newline=False) != padded:
         raise ValueError("not the canonical base64url encoding")
     return raw
 
 
 def header_json(kid: str) -> str:
     """The canonical header text for ``kid``."""
-    return canonical_json({"kid": kid, "typ": TOKEN_TYPE, "v": FORMAT_VERSION})
+    return built_json({"kid": kid, "typ": TOKEN_TYPE, "v": FORMAT_VERSION})
 
 
 def _check_claims(claims: Claims) -> dict[str, str | int]:
@@ -252,7 +267,7 @@ def _check_claims(claims: Claims) -> dict[str, str | int]:
 
 def claims_json(claims: Claims) -> str:
     """The canonical claims text of ``claims`` (every field; str and int values exactly)."""
-    return canonical_json(_check_claims(claims))
+    return built_json(_check_claims(claims))
 
 
 def _malformed(why: str) -> PausepointError:
@@ -297,6 +312,36 @@ def _parse_claims(raw: bytes) -> Claims:
     return Claims(**kwargs)  # type: ignore[arg-type]
 
 
+def _fast_claims(raw: bytes) -> Claims | None:
+    """The claims of ``raw`` when it is, beyond doubt, the RFC 8785 bytes of a valid claims
+    object; None when it may not be (the strict :func:`_parse_claims` then decides and says
+    why).  One C parse, its keys exactly the claims' in sorted order (parsing keeps the text's
+    order), one type check per field, one C re-encoding compared with ``raw``: on a flat
+    object of the claims' ASCII keys, in sorted order, and str or exact-integer
+    (|n| <= 2**53 - 1) values, ``json.dumps`` compact without ASCII escaping writes exactly
+    the RFC 8785 bytes (see :func:`pausepoint.core.canonical.canonical_bytes`), and a text equal to
+    the encoding of what it parses to has no duplicate key, no ``NaN``, no insignificant
+    whitespace or escape -- so whatever this accepts, the strict path accepts too, with the
+    same claims."""
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+        if type(obj) is not dict or list(obj) != _SORTED_CLAIM_KEYS:  # text order, sorted
+            return None
+        for name, want in _CLAIM_TYPES.items():
+            if type(obj[name]) is not want:
+                return None
+        for name in _INT_CLAIMS:
+            if not -MAX_SAFE_INTEGER <= obj[name] <= MAX_SAFE_INTEGER:
+                return None
+        if obj["v"] != FORMAT_VERSION:
+            return None
+        if _COMPACT.encode(obj).encode("utf-8") != raw:  # a lone surrogate raises ValueError
+            return None
+    except ValueError:  # not UTF-8, not JSON, a surrogate: the strict path says which
+        return None
+    return Claims(**obj)
+
+
 # -- key ring --------------------------------------------------------------------------------
 
 
@@ -312,6 +357,10 @@ class KeyRing:
             raise TypeError("the active key must be able to sign")
         self._lock = threading.Lock()
         self._keys: dict[str, KeyEntry] = {}
+        self._headers: dict[str, str] = {}
+        """kid -> the base64url of its canonical header, computed once per key."""
+        self._by_header: dict[str, KeyEntry] = {}
+        """That base64url -> its key: a token's header part found here is canonical."""
         self._add(active)
         for key in others:
             self._add(key)
@@ -330,6 +379,9 @@ class KeyRing:
                 ErrorCode.WIRING_INVALID, _KEY_ID,
                 f"key id {key.kid!r} is already in the ring; a key id names exactly one key")
         self._keys[key.kid] = key
+        header = b64url_encode(header_json(key.kid).encode("utf-8"))
+        self._headers[key.kid] = header
+        self._by_header[header] = key
 
     # -- administration ---------------------------------------------------------------------
 
@@ -389,6 +441,7 @@ class KeyRing:
                                       "token(s); it can be retired only when the drain proof "
                                       "is 0")
             del self._keys[kid]
+            del self._by_header[self._headers.pop(kid)]
 
     # -- Signer port ------------------------------------------------------------------------
 
@@ -405,10 +458,9 @@ class KeyRing:
                                   f"claims cannot be minted: {exc}") from None
         with self._lock:
             key = self._keys[self._active]
+            header = self._headers[self._active]
         assert isinstance(key, _SIGNING_TYPES)
-        signing_input = ".".join(
-            (PREFIX, b64url_encode(header_json(key.kid).encode("utf-8")),
-             b64url_encode(body.encode("utf-8"))))
+        signing_input = ".".join((PREFIX, header, b64url_encode(body.encode("utf-8"))))
         token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
         if len(token) > MAX_TOKEN_LENGTH:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
@@ -421,11 +473,37 @@ class KeyRing:
         :class:`PausepointError` (``token_malformed`` or ``token_invalid``) and nothing else,
         whatever ``token`` is; see the module docstring for the exact checks and order."""
         try:
-            return self._verify(token)
+            return self._verify_fast(token) or self._verify(token)
         except PausepointError:
             raise
         except Exception:
             raise _malformed("unparseable") from None
+
+    def _verify_fast(self, token: object) -> Claims | None:
+        """The claims of a token this ring minted or could have minted, checked with one
+        look-up of its header text among the keys' precomputed canonical headers (a header
+        found there is canonical and names that key), C base64, the signature and
+        :func:`_fast_claims`; None for anything else, which :meth:`_verify` then checks in the
+        spec's order and refuses with its reason.  A bad signature is refused here at once:
+        every check the spec orders before it has passed."""
+        if type(token) is not str or len(token) > MAX_TOKEN_LENGTH or not token.isascii():
+            return None
+        parts = token.split(".")
+        if len(parts) != 4 or parts[0] != PREFIX:
+            return None
+        with self._lock:
+            key = self._by_header.get(parts[1])
+        if key is None:
+            return None
+        try:
+            claims_raw = b64url_decode(parts[2])
+            signature = b64url_decode(parts[3])
+        except ValueError:
+            return None
+        if not key.verify_signature(token[: -len(parts[3]) - 1].encode("ascii"), signature):
+            raise PausepointError(ErrorCode.TOKEN_INVALID, _INTEGRITY,
+                                  "token invalid: the signature does not verify")
+        return _fast_claims(claims_raw)
 
     def _verify(self, token: object) -> Claims:
         if not isinstance(token, str):

@@ -77,6 +77,7 @@ def compose(*, store: StoreBundle, signer: Signer, interactions: Iterable[Intera
         registry=Registry(interactions), signer=signer, ledger=store.ledger,
         checkpoints=store.checkpoints, payloads=store.payloads, effects=store.effects,
         runs=store.runs, clock=clock or SystemClock(), audit=audit or MemoryAudit(),
-        ttl_ms=ttl_ms, payload_key=payload_key)
+        ttl_ms=ttl_ms, payload_key=payload_key,
+        unit_of_work=getattr(store, "unit_of_work", None))
     return Deployment(service=service, store=store, encode_token=encode_token,
                       decode_token=decode_token)

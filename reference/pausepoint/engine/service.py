@@ -8,6 +8,7 @@ writes the accepted state with the ledger's single-winner conditional update.  A
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import re
@@ -19,7 +20,7 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
-from pausepoint.core.canonical import DIGEST_KEY_MIN, canonical_json, digest, keyed_digest
+from pausepoint.core.canonical import DIGEST_KEY_MIN, built_json, digest, keyed_digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import PauseState, Phase
@@ -118,7 +119,9 @@ class PauseService:
     def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
                  checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
                  runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int,
-                 payload_key: bytes | None = None) -> None:
+                 payload_key: bytes | None = None,
+                 unit_of_work: Callable[[], contextlib.AbstractContextManager[object]] | None
+                 = None) -> None:
         self.registry = registry
         self.signer = signer
         self.ledger = ledger
@@ -133,6 +136,15 @@ class PauseService:
             payload_key = secrets.token_bytes(DIGEST_KEY_MIN)
         keyed_digest(payload_key, "")  # refuses a short key now, not at the first pause
         self._payload_key = payload_key
+        self._unit_of_work = unit_of_work or contextlib.nullcontext
+
+    def unit_of_work(self) -> contextlib.AbstractContextManager[object]:
+        """The store's unit of work (its ``unit_of_work()``, when the store bundle has one:
+        every facet's writes inside commit together, once, or not at all); a no-op where the
+        ports come from different stores.  Each operation here writes its rows in one; the
+        engine wraps an operation of its own and the service calls it makes in one too (nested
+        units join the outer one)."""
+        return self._unit_of_work()
 
     # -- pause ---------------------------------------------------------------------------
 
@@ -201,7 +213,10 @@ class PauseService:
                                  state=out.state, parent_run_id=binding.parent_run_id,
                                  version=1)
             try:
-                issued = self.ledger.issue(record, fence=fence)
+                with self.unit_of_work():  # the row and its payload commit together
+                    issued = self.ledger.issue(record, fence=fence)
+                    if issued:
+                        self.payloads.record(interrupt_id, payload_text)
             except PausepointError as exc:
                 # the key was retired between the mint and the issue: its drain proof did not
                 # count this row, so the row must not land; mint again with the active key
@@ -214,7 +229,6 @@ class PauseService:
                 assert winner is not None
                 return self._reissue(winner, binding, name, payload_text, tool_call_id,
                                      checkpoint_id)
-            self.payloads.record(interrupt_id, payload_text)  # only once the pause exists
             return record
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
@@ -280,9 +294,20 @@ class PauseService:
         probe = self.machine.step(record.state, lc.RecordTurn(True))
         if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
             raise _refuse(probe)
-        written = self.checkpoints.write(record.claims.checkpoint_id, record.claims.thread_id,
-                                         turn)
-        return self._advance(interrupt_id, lambda _r: lc.RecordTurn(written))
+        won = None
+        with self.unit_of_work():  # the turn and the pause's new state commit together
+            written = self.checkpoints.write(record.claims.checkpoint_id,
+                                             record.claims.thread_id, turn)
+            if not written:  # the unit commits nothing; the pause stays paused
+                failed = self.machine.step(record.state, lc.RecordTurn(False))
+                assert isinstance(failed, lc.Refusal)
+                raise _refuse(failed)
+            if probe.action != lc.Action.REPLAYED:
+                won = self._write(record, probe)
+        if won is not None:
+            return won
+        # lost a race (or nothing to change): the turn is written; decide again on the row
+        return self._advance(interrupt_id, lambda _r: lc.RecordTurn(True))
 
     # -- resume --------------------------------------------------------------------------
 
@@ -344,7 +369,7 @@ class PauseService:
                               "the ledger row kept changing; nothing was consumed")
 
     def set_result(self, interrupt_id: str, result: object) -> None:
-        self.ledger.set_result(interrupt_id, canonical_json(result))
+        self.ledger.set_result(interrupt_id, built_json(result))
 
     # -- expire, cancel, reconcile -------------------------------------------------------
 
@@ -381,19 +406,23 @@ class PauseService:
         todo = [run_id]
         while todo:
             rid = todo.pop()
-            run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
-            for rec in self.ledger.by_run(rid):
-                if rec.state.phase not in lc.TERMINAL:
-                    try:
-                        self.cancel_pause(rec.interrupt_id)
-                    except PausepointError:
-                        pass  # consumed or expired first: decided once
-            if run is not None:
-                out = runs.step(run.run_state, runs.Cancelled(run.epoch))
-                if isinstance(out, runs.Accepted) and out.changed:
-                    self.runs.replace(run, run.evolve(out.state))  # lost: another canceller won
-                cancelled.append(rid)
-            todo.extend(child.run_id for child in self.runs.children(rid))
+            with self.unit_of_work():  # a run's take-over, its pauses and its end: one commit
+                run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
+                for rec in self.ledger.by_run(rid):
+                    if rec.state.phase not in lc.TERMINAL:
+                        try:
+                            self.cancel_pause(rec.interrupt_id)
+                        except PausepointError as exc:
+                            if exc.code is ErrorCode.STORE_UNAVAILABLE:
+                                raise
+                            # consumed or expired first: decided once
+                if run is not None:
+                    out = runs.step(run.run_state, runs.Cancelled(run.epoch))
+                    if isinstance(out, runs.Accepted) and out.changed:
+                        # lost: another canceller won
+                        self.runs.replace(run, run.evolve(out.state))
+                    cancelled.append(rid)
+                todo.extend(child.run_id for child in self.runs.children(rid))
         return cancelled
 
     def parent_standing(self, parent_run_id: str | None) -> tuple[RunRecord | None,
@@ -511,21 +540,32 @@ class PauseService:
                                   f"no pause {interrupt_id!r} in the ledger")
         return record
 
-    def _advance(self, interrupt_id: str, make: Callable[[PauseRecord], lc.Event]
-                 ) -> PauseRecord:
+    def _advance(self, interrupt_id: str, make: Callable[[PauseRecord], lc.Event],
+                 record: PauseRecord | None = None) -> PauseRecord:
         """Step the stored pause with the event ``make(record)`` and write it conditionally;
-        on a lost race, read again and decide again."""
+        on a lost race, read again and decide again.  ``record``: the row as just read, if
+        it is in hand (the first attempt then reads nothing)."""
         for _ in range(MAX_CAS_ATTEMPTS):
-            record = self._get(interrupt_id)
+            if record is None:
+                record = self._get(interrupt_id)
             out = self.machine.step(record.state, make(record))
             if isinstance(out, lc.Refusal):
                 raise _refuse(out)
             if out.action == lc.Action.REPLAYED:
                 return record
-            if self.ledger.transition(interrupt_id, record.version, out.state):
-                return attrs.evolve(record, state=out.state, version=record.version + 1)
+            won = self._write(record, out)
+            if won is not None:
+                return won
+            record = None
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "lifecycle.transition.table",
                               "the ledger row kept changing; nothing was written")
+
+    def _write(self, record: PauseRecord, out: lc.Accepted) -> PauseRecord | None:
+        """The conditional write of ``out``'s state over ``record`` (still at its version):
+        the record as written, or None if the row moved on (a lost race)."""
+        if self.ledger.transition(record.interrupt_id, record.version, out.state):
+            return attrs.evolve(record, state=out.state, version=record.version + 1)
+        return None
 
     def outstanding(self) -> Sequence[PauseRecord]:
         return self.ledger.outstanding()

@@ -9,7 +9,8 @@ replacing a row keeps its place).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import attrs
 
@@ -44,6 +45,14 @@ class MemoryStore:
 
     def close(self) -> None:
         """Nothing to release; present so every store bundle closes the same way."""
+
+    @contextmanager
+    def unit_of_work(self) -> Iterator[None]:
+        """Every store call inside runs under the store's one lock, taken once: no other
+        thread sees any of the block's writes before all of them are made (there is no
+        rollback: a memory store forgets everything anyway)."""
+        with self._lock:
+            yield
 
 
 class _Facet:

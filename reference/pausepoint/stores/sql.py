@@ -11,7 +11,9 @@ Guarantees, for every facet:
 
 * every method commits before it returns (``durability.commit-per-change``); a driver error
   rolls the transaction back and surfaces as ``store_unavailable`` (nothing was changed --
-  except when the connection broke during ``COMMIT`` itself, which no client can tell);
+  except when the connection broke during ``COMMIT`` itself, which no client can tell) --
+  unless it runs inside :meth:`SqlStore.unit_of_work`, whose writes all commit together, once,
+  when the unit ends (or none does);
 * ``ledger.transition`` is one conditional ``UPDATE ... WHERE interrupt_id = ? AND version = ?``
   that bumps the version: the database's row lock picks exactly one winner among any number of
   threads, processes or servers (``resume.consume.single-winner``);
@@ -343,11 +345,46 @@ class SqlStore:
     # transactions
 
     @contextmanager
+    def unit_of_work(self) -> Iterator[None]:
+        """One write transaction for every store call this thread makes inside it, on any
+        facet: their rows commit together, once, when the block ends -- one durable commit (one
+        fsync on SQLite) instead of one per call -- or, if the block raises or any statement in
+        it failed, none of them does.  Each write stays as conditional as it is alone (the
+        version and epoch checks are in its statement); on SQLite ``BEGIN IMMEDIATE`` holds the
+        write lock for the whole unit.  A write that fails inside the unit raises
+        ``store_unavailable`` as usual, and the unit then commits nothing even if the caller
+        went on (a failed statement may have aborted the transaction).  Nested units join the
+        outermost one."""
+        local = self._local
+        if getattr(local, "unit", None) is not None:
+            yield
+            return
+        with self.transaction(write=True) as conn:
+            local.unit, local.unit_failed = conn, False
+            try:
+                yield
+                if local.unit_failed:
+                    raise PausepointError(
+                        ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+                        f"a write of this unit of work failed on the {self.dialect.name} store; "
+                        "nothing of the unit was committed")
+            finally:
+                local.unit = None
+
+    @contextmanager
     def transaction(self, write: bool, single: bool = False) -> Iterator[DBConnection]:
         """One transaction on this thread's connection, committed on success and rolled back
         on any error; driver errors become ``store_unavailable``.  ``single``: the caller runs
-        exactly one statement, which commits by itself where the dialect allows it."""
+        exactly one statement, which commits by itself where the dialect allows it.  Inside
+        :meth:`unit_of_work` it is the unit's transaction, which commits when the unit ends."""
         conn = self._conn()
+        if getattr(self._local, "unit", None) is conn:
+            try:
+                yield conn
+            except self.dialect.errors as exc:
+                self._local.unit_failed = True
+                raise self._unavailable(exc) from exc
+            return
         alone = single and self.dialect.statement_commits
         committing = alone  # a lone statement commits as it runs: a failure there is unknown
         try:
