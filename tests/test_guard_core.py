@@ -36,8 +36,8 @@ def _calls() -> tuple[list[Answer], Any]:
 
 def test_pause_is_bound_to_the_framework_ids_and_idempotent(guard: Guard) -> None:
     p = guard.pause(thread_id="t/1", interrupt_id="i:1", name="approve", payload={"x": 1})
-    assert (p.thread_id, p.framework_interrupt_id, p.interrupt_id) == ("t/1", "i:1",
-                                                                       "fw:t/1:i:1")
+    assert (p.thread_id, p.framework_interrupt_id, p.interrupt_id, p.run_id) == (
+        "t/1", "i:1", "fw:t/1:i:1", "t/1")
     assert p.resumable and p.token
     again = guard.pause(thread_id="t/1", interrupt_id="i:1", name="approve", payload={"x": 1})
     assert again.token == p.token
@@ -81,6 +81,7 @@ def test_one_winner_replay_and_conflict(guard: Guard) -> None:
     (None, [1], {}, ErrorCode.RESPONSE_INVALID),
     (None, {}, {"session_id": "other"}, ErrorCode.BINDING_MISMATCH),
     (None, {}, {"scope": "other"}, ErrorCode.SCOPE_MISMATCH),
+    (None, {}, {"run_id": "other"}, ErrorCode.BINDING_MISMATCH),
 ])
 def test_refused_resume_changes_nothing(guard: Guard, token: str | None, answer: Any,
                                         kw: dict[str, Any], code: ErrorCode) -> None:

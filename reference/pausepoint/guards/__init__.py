@@ -29,7 +29,7 @@ session_id="default", scope="default", turn=None, ttl_ms=None) -> GuardedInterru
     ``payload_invalid``, ``tool_call_id_missing``, ``pause_conflict``, ``input_invalid``).
 
 ``guard.resume(token, answer, call_framework_resume, *, session_id="default",
-scope="default", responder="", outcome=identity) -> Resumed``
+scope="default", responder="", outcome=identity, run_id=None) -> Resumed``
     Verify the token, then expiry, binding, authority, the strict response schema, no unknown
     outcome, then one atomic consume.  Only the winner calls ``call_framework_resume(Answer)``
     (``Answer.value`` is the validated answer; ``.thread_id``, ``.interrupt_id`` (the

@@ -3,9 +3,10 @@ resume path.  Framework-agnostic; no framework is imported here (see :mod:`pause
 for the API and the per-framework guards built on it).
 
 A framework's pause is registered in the pause service's ledger under the ledger id
-``"<framework>:<thread id>:<the framework's interrupt id>"`` and bound to the run
-``"<framework>:<thread id>"`` (one run record per thread: it holds the thread's effect journal
-entries and their results).  The token's claims carry the thread id and the tool call id, so
+``"<framework>:<thread id>:<the framework's interrupt id>"`` and bound to the run whose id is
+the thread id (one run record per thread: it holds the thread's effect journal entries and
+their results; guards of several frameworks sharing one store share this namespace of thread
+ids).  The token's claims carry the thread id and the tool call id, so
 :meth:`Guard.resume` recovers the framework's own ids from a verified token alone.
 """
 
@@ -127,8 +128,8 @@ class Guard:
     # -- ids -------------------------------------------------------------------------------
 
     def run_id(self, thread_id: str) -> str:
-        """The run a thread's pauses and effects belong to."""
-        return f"{self.framework}:{thread_id}"
+        """The run a thread's pauses and effects belong to (the token's ``run_id``)."""
+        return thread_id
 
     def ledger_id(self, thread_id: str, interrupt_id: str) -> str:
         """The ledger id of the framework's interrupt ``interrupt_id`` in ``thread_id``."""
@@ -204,11 +205,13 @@ class Guard:
     def resume(self, token: object, answer: object,
                call_framework_resume: Callable[[Answer], R], *,
                session_id: str = DEFAULT_SESSION, scope: str = DEFAULT_SCOPE,
-               responder: str = "", outcome: Callable[[R], Any] = _identity) -> Resumed[R]:
+               responder: str = "", outcome: Callable[[R], Any] = _identity,
+               run_id: str | None = None) -> Resumed[R]:
         """Answer the pause ``token`` names with ``answer``.  In order: the token verifies
         (``token_malformed`` / ``token_invalid``), names a pause of this framework in the
         ledger (``pause_unknown``), has not expired (``pause_expired``), binds this
-        ``session_id`` and ``scope`` (``binding_mismatch`` / ``scope_mismatch``), the
+        ``session_id`` (and ``run_id``, the thread, when given) and ``scope``
+        (``binding_mismatch`` / ``scope_mismatch``), the
         ``responder`` has authority now (``responder_unauthorized``), the answer fits the
         response model strictly (``response_invalid``), no outcome is unknown
         (``outcome_unknown``) -- then one atomic consume: of any number of racing calls,
@@ -224,7 +227,7 @@ class Guard:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "resume.token.binds-one-pause",
                                   f"the token names no pause of {self.framework}")
         won = svc.resume(token, answer, ResumeRequest(session_id=session_id, scope=scope,
-                                                      responder=responder))
+                                                      responder=responder, run_id=run_id))
         if won.replayed:
             first = won.record.result
             return Resumed(replayed=True, outcome=None if first is None else json.loads(first),
