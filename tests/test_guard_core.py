@@ -171,3 +171,12 @@ def test_effect_at_most_once_and_unknown_outcome(guard: Guard) -> None:
         guard.reconcile("t", "ship", "applied")
     assert exc.value.code is ErrorCode.INVALID_TRANSITION
 
+
+
+def test_saved_state_is_kept_beside_the_effects(guard: Guard) -> None:
+    assert guard.load_state("t") is None
+    guard.effect("t", "pay", lambda: 1)
+    guard.save_state("t", '{"turn": 1}')
+    guard.save_state("t", '{"turn": 2}')
+    assert guard.load_state("t") == '{"turn": 2}'
+    assert guard.effect("t", "pay", lambda: 2) == 1  # the effect's result is still there

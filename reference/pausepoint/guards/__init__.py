@@ -33,7 +33,8 @@ scope="default", responder="", outcome=identity, run_id=None) -> Resumed``
     Verify the token, then expiry, binding, authority, the strict response schema, no unknown
     outcome, then one atomic consume.  Only the winner calls ``call_framework_resume(Answer)``
     (``Answer.value`` is the validated answer; ``.thread_id``, ``.interrupt_id`` (the
-    framework's), ``.tool_call_id``, ``.name``); ``outcome(result)`` (JSON) is recorded.
+    framework's), ``.tool_call_id``, ``.name``, ``.session_id`` / ``.scope``: bind what the
+    framework raises next alike); ``outcome(result)`` (JSON) is recorded.
     ``Resumed.replayed`` is True for the same answer again, with ``Resumed.outcome`` the first
     one's (``pending`` while the winner has not recorded it); a different answer is refused
     ``response_conflict``.  A framework failure in the winner is recorded and raised as
@@ -45,6 +46,10 @@ scope="default", responder="", outcome=identity, run_id=None) -> Resumed``
     result.  Started and never finished (a process died inside it): refused
     ``outcome_unknown`` until ``guard.reconcile(scope, key, "applied" | "not_applied" |
     "compensated")``.
+
+``guard.save_state(thread_id, text)`` / ``guard.load_state(thread_id) -> text | None``
+    Keep a thread's latest framework state (for frameworks that hand their saved state to
+    the application: the OpenAI Agents SDK's ``RunState`` JSON, ...), conditionally written.
 
 Also: ``guard.pending(thread_id)`` (live pauses of a thread), ``guard.effect_status(scope,
 key)``, ``guard.run_id(thread_id)`` / ``guard.ledger_id(thread_id, interrupt_id)`` (the ids

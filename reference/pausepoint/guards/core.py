@@ -63,6 +63,9 @@ class Answer:
     interrupt_id: str
     tool_call_id: str
     name: str
+    session_id: str = DEFAULT_SESSION
+    scope: str = DEFAULT_SCOPE
+    """The pause's binding: a pause the framework raises next in this thread is bound alike."""
 
 
 @attrs.frozen
@@ -235,7 +238,8 @@ class Guard:
         rec = won.record
         given = Answer(value=won.answer, framework=self.framework,
                        thread_id=rec.claims.thread_id, interrupt_id=self._framework_id(rec),
-                       tool_call_id=rec.claims.tool_call_id, name=rec.claims.name)
+                       tool_call_id=rec.claims.tool_call_id, name=rec.claims.name,
+                       session_id=rec.claims.session_id, scope=rec.claims.scope)
         try:
             result = call_framework_resume(given)
         except Exception as exc:
@@ -289,21 +293,41 @@ class Guard:
                                   f"effect {key!r} of {scope!r} has no unknown outcome")
         self.service.effects.settle(self.run_id(scope), key, status)
 
+    # -- the framework's saved state (for frameworks that hand it to the application) ---------
+
+    def save_state(self, thread_id: str, state: str) -> None:
+        """Keep ``state`` (text: the framework's own saved state, e.g. a serialised run state)
+        as the thread's latest, in the thread's run record -- for a framework that hands its
+        state to the application instead of writing it itself."""
+        check_ids(thread_id=thread_id)
+        self._update(self._run(thread_id, DEFAULT_SESSION, DEFAULT_SCOPE).run_id,
+                     lambda st: st.__setitem__("framework_state", state))
+
+    def load_state(self, thread_id: str) -> str | None:
+        """The thread's latest state kept by :meth:`save_state` (None: none)."""
+        run = self.service.runs.get(self.run_id(thread_id))
+        found = None if run is None else json.loads(run.state).get("framework_state")
+        return None if found is None else str(found)
+
     def _result_of(self, run_id: str, key: str) -> Any:
         run = self.service.runs.get(run_id)
         effects: dict[str, Any] = {} if run is None else json.loads(run.state).get("effects", {})
         return effects.get(key)
 
     def _keep_result(self, run_id: str, key: str, result: Any) -> None:
-        text = canonical_json(result)  # refuses a result that is not JSON, before it is kept
+        value = json.loads(canonical_json(result))  # refuses a result that is not JSON
+        self._update(run_id, lambda st: st.setdefault("effects", {}).__setitem__(key, value))
+
+    def _update(self, run_id: str, change: Callable[[dict[str, Any]], None]) -> None:
+        """Change the thread's run record state with ``change``, conditionally (retried when
+        another writer changed it in between)."""
         runs = self.service.runs
         for _ in range(MAX_CAS_ATTEMPTS):
             run = runs.get(run_id)
             assert run is not None
-            state = json.loads(run.state)
-            state.setdefault("effects", {})[key] = json.loads(text)
+            state: dict[str, Any] = json.loads(run.state)
+            change(state)
             if runs.replace(run, attrs.evolve(run, state=canonical_json(state))):
                 return
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "effect.at-most-once",
-                              "the thread's run record kept changing; the effect's result "
-                              "was not kept (its outcome is unknown)")
+                              "the thread's run record kept changing; nothing was kept")
