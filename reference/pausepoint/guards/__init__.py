@@ -28,13 +28,18 @@ session_id="default", scope="default", turn=None, ttl_ms=None) -> GuardedInterru
     with a code of :class:`~pausepoint.ErrorCode` (``interaction_unregistered``,
     ``payload_invalid``, ``tool_call_id_missing``, ``pause_conflict``, ``input_invalid``).
 
+``guard.check(*, thread_id, name, payload, tool_call_id="", session_id=..., scope=...,
+checkpointed=True) -> None``
+    Refuse, as ``pause`` would and writing nothing, a pause the framework is about to raise:
+    call it where the framework asks, so a refused pause never reaches the framework's state.
+
 ``guard.resume(token, answer, call_framework_resume, *, session_id="default",
 scope="default", responder="", outcome=identity, run_id=None) -> Resumed``
     Verify the token, then expiry, binding, authority, the strict response schema, no unknown
     outcome, then one atomic consume.  Only the winner calls ``call_framework_resume(Answer)``
-    (``Answer.value`` is the validated answer; ``.thread_id``, ``.interrupt_id`` (the
-    framework's), ``.tool_call_id``, ``.name``, ``.session_id`` / ``.scope``: bind what the
-    framework raises next alike); ``outcome(result)`` (JSON) is recorded.
+    (``Answer.value`` is the validated answer, ``Answer.data`` the same as JSON;
+    ``.thread_id``, ``.interrupt_id`` (the framework's), ``.tool_call_id``, ``.name``,
+    ``.session_id`` / ``.scope``: bind what the framework raises next alike); ``outcome(result)`` (JSON) is recorded.
     ``Resumed.replayed`` is True for the same answer again, with ``Resumed.outcome`` the first
     one's (``pending`` while the winner has not recorded it); a different answer is refused
     ``response_conflict``.  A framework failure in the winner is recorded and raised as

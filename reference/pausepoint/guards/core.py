@@ -66,6 +66,9 @@ class Answer:
     session_id: str = DEFAULT_SESSION
     scope: str = DEFAULT_SCOPE
     """The pause's binding: a pause the framework raises next in this thread is bound alike."""
+    data: Any = None
+    """The answer as JSON (its canonical form, the text ``value`` was validated from): what a
+    framework that keeps answers in its JSON checkpoints is given."""
 
 
 @attrs.frozen
@@ -184,6 +187,23 @@ class Guard:
                  "interrupt_id": interrupt_id, "turn": turn}))
         return self.published(rec)
 
+    def check(self, *, thread_id: str, name: str, payload: Any, tool_call_id: str = "",
+              session_id: str = DEFAULT_SESSION, scope: str = DEFAULT_SCOPE,
+              checkpointed: bool = True) -> None:
+        """Refuse, as :meth:`pause` would, a pause the framework is about to raise -- writing
+        nothing: called where the framework asks (before it raises and saves its interrupt),
+        so a pause the guard refuses never reaches the framework's state.  ``checkpointed``:
+        whether the framework will save the paused state at all (else ``checkpoint_missing``).
+        The checks run in the contract's order (pause.refusal.order)."""
+        check_ids(thread_id=thread_id, tool_call_id=tool_call_id, session_id=session_id,
+                  scope=scope)
+        run_id = self.run_id(thread_id)
+        self.service.check_pause(
+            binding=PauseBinding(run_id=run_id, root_run_id=run_id, session_id=session_id,
+                                 thread_id=thread_id, scope=scope),
+            name=name, payload=payload, tool_call_id=tool_call_id,
+            checkpoint_id=f"{self.ledger_id(thread_id, '')}@turn" if checkpointed else "")
+
     def published(self, rec: PauseRecord) -> GuardedInterrupt:
         """The ledger row ``rec`` as a published interrupt."""
         c = rec.claims
@@ -239,7 +259,8 @@ class Guard:
         given = Answer(value=won.answer, framework=self.framework,
                        thread_id=rec.claims.thread_id, interrupt_id=self._framework_id(rec),
                        tool_call_id=rec.claims.tool_call_id, name=rec.claims.name,
-                       session_id=rec.claims.session_id, scope=rec.claims.scope)
+                       session_id=rec.claims.session_id, scope=rec.claims.scope,
+                       data=json.loads(canonical_json(answer)))
         try:
             result = call_framework_resume(given)
         except Exception as exc:

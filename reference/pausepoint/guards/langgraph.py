@@ -51,10 +51,16 @@ MARK = "pausepoint"
 """The key of an interrupt value made by :func:`interrupt`: the interaction it asks."""
 
 
-def interrupt(name: str, payload: Any = None, *, tool_call_id: str = "") -> Any:
+def interrupt(name: str, payload: Any = None, *, tool_call_id: str = "",
+              guard: Guard | None = None) -> Any:
     """LangGraph's ``interrupt()``, naming the registered interaction ``name`` (and, for a
-    tool pause, its call id); returns the validated answer once the guard resumed the
-    graph."""
+    tool pause, its call id); returns the answer once the guard resumed the graph.  With
+    ``guard``, a pause it would refuse (unregistered, payload off its schema or bounds, a tool
+    pause without its call id) raises the typed :class:`~pausepoint.PausepointError` here,
+    before LangGraph raises and checkpoints its interrupt."""
+    if guard is not None:
+        guard.check(thread_id=thread_of(get_config()), name=name, payload=payload,
+                    tool_call_id=tool_call_id)
     return lg_interrupt({MARK: name, "tool_call_id": tool_call_id, "payload": payload})
 
 
@@ -152,11 +158,13 @@ class GuardedGraph:
                **kwargs: Any) -> Resumed[GuardedOutput]:
         """Answer the pause ``token`` names (:meth:`pausepoint.guards.Guard.resume`); only
         the winner sends ``Command(resume={interrupt id: answer})`` on the token's thread
-        (``config`` adds to the config).  A replay returns :func:`recorded` of the first."""
+        (``config`` adds to the config), the answer as JSON once the interaction's response
+        model accepted it (LangGraph keeps it in its checkpoints).  A replay returns
+        :func:`recorded` of the first."""
         def call(a: Answer) -> GuardedOutput:
             cfg: dict[str, Any] = dict(config or {})
             cfg["configurable"] = {**cfg.get("configurable", {}), "thread_id": a.thread_id}
-            return self.invoke(Command(resume={a.interrupt_id: a.value}),
+            return self.invoke(Command(resume={a.interrupt_id: a.data}),
                                RunnableConfig(**cfg),  # type: ignore[typeddict-item]
                                session_id=a.session_id, scope=a.scope, **kwargs)
         return self.guard.resume(token, answer, call, session_id=session_id, scope=scope,

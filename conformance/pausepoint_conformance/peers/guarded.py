@@ -1,0 +1,163 @@
+"""What every guarded peer adapter shares: the framework measured with its pausepoint guard
+(:mod:`pausepoint.guards`) switched on -- the "with pausepoint" column of the matrix.
+
+A guarded adapter is the framework's own peer adapter with ``guarded=True``: the same scripts,
+the same framework calls, and in front of its resume path a :class:`~pausepoint.guards.Guard`
+on a store of the adapter's kind (a SQLite file in the adapter's directory, or memory), signing
+with a key ring and judging expiry by a manual clock.  :class:`GuardBox` holds them and answers
+the operations the guard brings (``rotate_key``, ``retire_key``, ``advance_clock``,
+``pause_state`` from the ledger); :func:`guarded_claims` adds the groups the guard provides to
+the framework's own.  Nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from typing import Final, TypeVar
+
+from pausepoint.core.clauses import Group
+from pausepoint.core.errors import PausepointError
+from pausepoint.core.tokens import Ed25519Key, KeyRing
+from pausepoint.engine.clock import ManualClock
+from pausepoint.guards.core import Guard, GuardedInterrupt
+from pausepoint.stores import MemoryStore, SqliteStore
+from pausepoint.stores.base import StoreBundle
+from pausepoint_conformance.adapters.reference import INTERACTIONS
+from pausepoint_conformance.peers.base import as_result, attempt
+from pausepoint_conformance.protocol.wire import (
+    Empty,
+    Errored,
+    KeyData,
+    PauseKind,
+    PhaseData,
+    PublishedPause,
+    Refused,
+    Result,
+)
+
+T = TypeVar("T")
+
+GUARD_GROUPS: Final[frozenset[Group]] = frozenset({Group.TOKENS, Group.REPLAY, Group.EXPIRY})
+"""What the guard adds to a framework: signed tokens (and their rotation), replays and
+conflicts, and expiry."""
+
+GUARD_TTL_MS: Final[int] = 60_000
+"""The ttl of a guarded pause (the suite's clock is the adapter's manual clock)."""
+
+
+def guarded_claims(own: list[Group]) -> list[Group]:
+    """The framework's own claimed groups and the guard's, in the order of :class:`Group`."""
+    wanted = {*own, *GUARD_GROUPS}
+    return [g for g in Group if g in wanted]
+
+
+def refused(exc: Exception) -> Refused | None:
+    """A guard's refusal as the protocol's: its code, message and clause."""
+    if isinstance(exc, PausepointError):
+        return Refused(code=exc.code.value, message=exc.message, clause=exc.clause)
+    return None
+
+
+def guarded_attempt(fn: Callable[[], T],
+                    other: Callable[[Exception], Refused | None] = lambda _e: None,
+                    ) -> T | Refused | Errored:
+    """``fn()``, a guard's refusal (or ``other``'s, the framework's own) as the protocol's;
+    a framework failure behind the guard is the framework's error."""
+    def either(exc: Exception) -> Refused | None:
+        return refused(exc) or other(exc)
+    return attempt(fn, either)
+
+
+def published(p: GuardedInterrupt) -> PublishedPause:
+    """A guarded pause as the protocol publishes it: the ledger id, the signed token."""
+    return PublishedPause(interrupt_id=p.interrupt_id, run_id=p.run_id, name=p.name,
+                          kind=PauseKind.ASK, payload=p.payload, token=p.token,
+                          resumable=p.resumable, expires_at=p.expires_at,
+                          tool_call_id=p.tool_call_id)
+
+
+class GuardBox:
+    """The guard a guarded peer adapter runs behind.  ``directory`` is the adapter's private
+    directory (a SQLite store file in it when ``durable``, else memory); every reset makes a
+    fresh store, :meth:`server` opens another process's guard on the same store, and
+    :meth:`restart` reopens the store after a crash (memory: an empty one)."""
+
+    def __init__(self, framework: str, directory: str, *, durable: bool) -> None:
+        self.framework = framework
+        self.directory = directory
+        self.durable = durable
+        self._n = 0
+        self._kid_n = 1
+        self.ring = KeyRing.generate("k1")
+        self.clock = ManualClock(0)
+        self._payload_key = secrets.token_bytes(32)
+        self._path = ""
+        self._bundle: StoreBundle = MemoryStore()
+        self._servers: list[Guard] = []
+        self.guard = self._fresh()
+
+    def _open(self) -> StoreBundle:
+        return SqliteStore(self._path) if self.durable else self._bundle
+
+    def _guard(self, bundle: StoreBundle) -> Guard:
+        g = Guard.open(bundle, framework=self.framework, interactions=INTERACTIONS,
+                       signer=self.ring, clock=self.clock, ttl_ms=GUARD_TTL_MS,
+                       payload_key=self._payload_key)
+        self._servers.append(g)
+        return g
+
+    def _fresh(self) -> Guard:
+        self._n += 1
+        self._path = os.path.join(self.directory, f"guard-{self._n}.sqlite")
+        self._bundle = MemoryStore()
+        return self._guard(self._open())
+
+    def server(self) -> Guard:
+        """Another server's guard on the same store (memory: the same store object)."""
+        return self._guard(self._open())
+
+    def close(self) -> None:
+        servers, self._servers = self._servers, []
+        for g in servers:
+            if self.durable:
+                g.close()
+
+    def reset(self) -> None:
+        self.close()
+        self.guard = self._fresh()
+
+    def restart(self) -> None:
+        """The process died: the store opened anew (memory: lost, a fresh one)."""
+        self.close()
+        if not self.durable:
+            self._bundle = MemoryStore()
+        self.guard = self._guard(self._open())
+
+    # -- the operations the guard brings ------------------------------------------------------
+
+    def rotate_key(self) -> Result[KeyData]:
+        def go() -> KeyData:
+            self._kid_n += 1
+            kid = f"k{self._kid_n}"
+            self.ring.rotate(Ed25519Key.generate(kid))
+            return KeyData(kid=kid)
+        return as_result(guarded_attempt(go))
+
+    def retire_key(self, kid: str) -> Result[Empty]:
+        def go() -> Empty:
+            self.guard.service.retire_key(kid, self.ring)
+            return Empty()
+        return as_result(guarded_attempt(go))
+
+    def advance(self, ms: int) -> int:
+        now = self.clock.advance(ms)
+        self.guard.service.expire_due()
+        return now
+
+    def phase(self, interrupt_id: str) -> PhaseData | None:
+        """The pause's phase in the ledger (None: the ledger has no such pause)."""
+        rec = self.guard.service.ledger.get(interrupt_id)
+        return None if rec is None else PhaseData(phase=rec.state.phase.value)
+
