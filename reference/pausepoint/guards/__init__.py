@@ -39,7 +39,8 @@ scope="default", responder="", outcome=identity, run_id=None) -> Resumed``
     outcome, then one atomic consume.  Only the winner calls ``call_framework_resume(Answer)``
     (``Answer.value`` is the validated answer, ``Answer.data`` the same as JSON;
     ``.thread_id``, ``.interrupt_id`` (the framework's), ``.tool_call_id``, ``.name``,
-    ``.session_id`` / ``.scope``: bind what the framework raises next alike); ``outcome(result)`` (JSON) is recorded.
+    ``.session_id`` / ``.scope``: bind what the framework raises next alike);
+    ``outcome(result)`` (JSON) is recorded.
     ``Resumed.replayed`` is True for the same answer again, with ``Resumed.outcome`` the first
     one's (``pending`` while the winner has not recorded it); a different answer is refused
     ``response_conflict``.  A framework failure in the winner is recorded and raised as
