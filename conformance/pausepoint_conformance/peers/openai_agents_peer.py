@@ -114,8 +114,14 @@ from openai.types.responses import (
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
 from pausepoint.engine.harness import MemoryWorld
+from pausepoint.guards.core import Answer
+from pausepoint.guards.openai_agents import FRAMEWORK as GUARD_FRAMEWORK
+from pausepoint.guards.openai_agents import approved, arguments_of, call_id_of
+from pausepoint.guards.openai_agents import effect as guard_effect
+from pausepoint.guards.openai_agents import running as guard_running
 from pausepoint_conformance.adapters.reference import INTERACTIONS
 from pausepoint_conformance.peers.base import (
     DENIED,
@@ -131,12 +137,19 @@ from pausepoint_conformance.peers.base import (
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.peers.guarded import GuardBox, guarded_claims
+from pausepoint_conformance.peers.guarded import published as guarded_published
+from pausepoint_conformance.peers.guarded import refused as guard_refusal
 from pausepoint_conformance.protocol.wire import (
+    AdvanceClockArgs,
+    ClockData,
     CrashRestartArgs,
     Empty,
     GateStep,
     HelloArgs,
     HelloData,
+    KeyData,
+    Ok,
     PauseKind,
     PauseStateArgs,
     PhaseData,
@@ -148,6 +161,8 @@ from pausepoint_conformance.protocol.wire import (
     ResumeArgs,
     ResumeData,
     ResumeResult,
+    RetireKeyArgs,
+    RotateKeyArgs,
     RunReport,
     RunStatus,
     StartArgs,
@@ -482,3 +497,165 @@ def make() -> OpenAIAgentsAdapter:
 def make_sqlite() -> OpenAIAgentsAdapter:
     """The OpenAI Agents SDK, each run's saved state in a SQLite file (claims durability)."""
     return OpenAIAgentsAdapter("sqlite")
+
+
+# -- with pausepoint: the same adapter with the OpenAI Agents guard switched on ----------------
+
+
+class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
+    """:class:`OpenAIAgentsAdapter` with :mod:`pausepoint.guards.openai_agents` switched on --
+    the matrix's "with pausepoint" column.  The agents, the scripted model, the tools and the
+    saved ``RunState`` are the same; in front of them a :class:`~.guarded.GuardBox`'s guard
+    registers every pending approval (published with its ledger id and signed token), decides
+    every answer (one winner; only it loads the saved state, approves or rejects and runs the
+    agent on; a replay returns the first outcome; a different answer is a conflict) and
+    journals the ``effect`` tool's effect under its tool call id
+    (:func:`pausepoint.guards.openai_agents.effect`).  A race gives every server a guard of its
+    own on the shared store."""
+
+    guarded = True
+
+    def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
+        super().__init__(store, scratch=scratch)
+        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, durable=self.store == "sqlite")
+        self._bindings: dict[str, tuple[str, str]] = {}
+
+    def close(self) -> None:
+        self._box.close()
+        super().close()
+
+    def claimed(self) -> list[Group]:
+        return guarded_claims(super().claimed())
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        saved = "in memory" if self.store == "memory" else "in SQLite"
+        return peer_hello(
+            name=f"openai-agents + pausepoint guard (RunState JSON {saved})",
+            distribution="openai-agents",
+            homepage="https://github.com/openai/openai-agents-python", groups=self.claimed(),
+            notes=f"OpenAI Agents SDK (RunState JSON {saved}) behind "
+                  "pausepoint.guards.openai_agents: ledger, signed tokens, one winner, replay, "
+                  "journalled effects")
+
+    def reset(self, args: ResetArgs) -> Result[Empty]:
+        self._box.reset()
+        self._bindings = {}
+        return super().reset(args)
+
+    def start(self, args: StartArgs) -> Result[RunReport]:
+        self._bindings[args.run_id] = (args.session_id, args.scope)
+        return super().start(args)
+
+    def _effect_tool(self, run_id: str) -> FunctionTool:
+        world, box = self._world, self._box
+
+        @function_tool
+        def effect(ctx: ToolContext[Any], key: str) -> str:
+            """Apply a side effect to the world."""
+            def apply() -> str:
+                world.apply(run_id, key)
+                return "applied"
+            with guard_running(box.guard, run_id):
+                return guard_effect(ctx.tool_call_id, apply)
+        return effect
+
+    def _publish(self, run: _Run, item: ToolApprovalItem) -> PublishedPause:
+        tool = item.tool_name or ""
+        session, scope = self._bindings.get(run.run_id, ("", ""))
+        return guarded_published(self._box.guard.pause(
+            thread_id=run.run_id, interrupt_id=call_id_of(item),
+            name=run.questions.get(tool, tool), payload=arguments_of(item),
+            tool_call_id=call_id_of(item), session_id=session, scope=scope))
+
+    def _report(self, run: _Run, pending: Sequence[ToolApprovalItem]) -> RunReport:
+        """The plain report, or -- when the guard refused to take an approval (its payload
+        off its schema or bounds) -- the refusal."""
+        try:
+            return super()._report(run, pending)
+        except PausepointError as exc:
+            return RunReport(run_id=run.run_id, status=RunStatus.ERROR,
+                             events=[RunStatus.ERROR.value], refusal=guard_refusal(exc))
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] | None = None) -> ResumeResult:
+        guard = self._box.server() if fresh else self._box.guard
+
+        def resolve() -> tuple[_Run, Agent[Any], str] | Refused:
+            claims = guard.service.signer.verify(args.token)
+            run = self._runs.get(claims.thread_id)
+            if run is None:
+                return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                               message=f"no run {claims.thread_id!r}")
+            asked = guard.service.interaction(claims.name)
+            if asked is not None and asked.response_fits(args.response):
+                # the SDK's answer is approve or reject: an answer the interaction accepts but
+                # the SDK cannot take is refused before it is consumed (one the interaction
+                # refuses is the guard's to refuse, in the contract's order)
+                decision = approval(args.response)
+                if isinstance(decision, Refused):
+                    return decision
+            return run, self._agent(run, fresh), claims.interrupt_id
+
+        def answer(r: tuple[_Run, Agent[Any], str]) -> ResumeData | Refused:
+            run, agent, ledger_id = r
+            box: dict[str, RunResult] = {}
+
+            def call(a: Answer) -> str:
+                saved = self._states.get(run.run_id)
+                assert saved is not None
+                state = self._restore(agent, saved)
+                item = next(i for i in state.get_interruptions()
+                            if call_id_of(i) == a.interrupt_id)
+                if approved(a.data):
+                    state.approve(item)
+                else:
+                    state.reject(item)
+                result = asyncio.run(self._run(agent, state))
+                self._states.put(run.run_id, _save(result))
+                box["result"] = result
+                return "continued"
+            out = guard.resume(args.token, args.response, call, session_id=args.session_id,
+                               scope=args.scope, responder=args.responder, run_id=args.run_id)
+            pending = (box["result"].interruptions if "result" in box
+                       else self._restore(agent, self._states.get(run.run_id) or "{}")
+                       .get_interruptions())
+            report = self._report(run, pending)
+            if out.replayed:
+                report = report.model_copy(update={"events": []})
+            return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
+
+        def refusal(exc: Exception) -> Refused | None:
+            return guard_refusal(exc) or _refusal(exc)
+        return resume_in_two_steps(resolve, answer, together, resolve_refusal=refusal,
+                                   answer_refusal=refusal)
+
+    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
+        self._box.restart()
+        return super().crash_restart(args)
+
+    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
+        found = self._box.phase(args.interrupt_id)
+        if found is None:
+            return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                           message=f"the ledger has no pause {args.interrupt_id!r}")
+        return Ok(data=found)
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
+        return Ok(data=ClockData(now=self._box.advance(args.ms)))
+
+    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]:
+        return self._box.rotate_key()
+
+    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
+        return self._box.retire_key(args.kid)
+
+
+def make_guarded() -> GuardedOpenAIAgentsAdapter:
+    """:func:`make` with the pausepoint guard switched on."""
+    return GuardedOpenAIAgentsAdapter("memory")
+
+
+def make_sqlite_guarded() -> GuardedOpenAIAgentsAdapter:
+    """:func:`make_sqlite` with the pausepoint guard switched on (its ledger in a SQLite file
+    beside the saved states)."""
+    return GuardedOpenAIAgentsAdapter("sqlite")
