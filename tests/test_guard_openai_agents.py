@@ -112,12 +112,12 @@ def test_refusals_replay_and_conflict(tmp_path: Path) -> None:
                                  run_config=RUN))
     [p] = out.interrupts
     assert call_id_of(out.result.interruptions[0]) == "call-1"
-    for session, scope, answer, code in (
+    for session, scope, given, code in (
             ("s", "other", {"approved": True}, ErrorCode.SCOPE_MISMATCH),
             ("x", "shop", {"approved": True}, ErrorCode.BINDING_MISMATCH),
             ("s", "shop", {"approved": "yes"}, ErrorCode.RESPONSE_INVALID)):
         with pytest.raises(PausepointError) as exc:
-            runner.resume_sync(p.token, answer, session_id=session, scope=scope,
+            runner.resume_sync(p.token, given, session_id=session, scope=scope,
                                run_config=RUN)
         assert exc.value.code is code
     assert bank.refunds == []
