@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from collections.abc import Callable
 from typing import Final, TypeVar
 
@@ -22,9 +23,16 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.core.tokens import Ed25519Key, KeyRing
 from pausepoint.engine.clock import ManualClock
 from pausepoint.guards.core import Guard, GuardedInterrupt
-from pausepoint.stores import MemoryStore, SqliteStore
+from pausepoint.stores import MemoryStore
 from pausepoint.stores.base import StoreBundle
 from pausepoint_conformance.adapters.reference import INTERACTIONS
+from pausepoint_conformance.faults.testbed import (
+    DSN_ENV,
+    StoreSpec,
+    drop,
+    fresh_postgres,
+    fresh_sqlite,
+)
 from pausepoint_conformance.peers.base import as_result, attempt
 from pausepoint_conformance.protocol.wire import (
     Empty,
@@ -78,28 +86,47 @@ def published(p: GuardedInterrupt) -> PublishedPause:
                           tool_call_id=p.tool_call_id)
 
 
-class GuardBox:
-    """The guard a guarded peer adapter runs behind.  ``directory`` is the adapter's private
-    directory (a SQLite store file in it when ``durable``, else memory); every reset makes a
-    fresh store, :meth:`server` opens another process's guard on the same store, and
-    :meth:`restart` reopens the store after a crash (memory: an empty one)."""
+SERVERS: Final[int] = 16
+"""How many other servers' guards a box keeps open for races."""
 
-    def __init__(self, framework: str, directory: str, *, durable: bool) -> None:
+GUARD_STORES: Final[tuple[str, ...]] = ("memory", "sqlite", "postgres")
+"""Where a guarded adapter's guard keeps its ledger: memory, a SQLite file in the adapter's
+directory, or a schema of its own on the PostgreSQL server of ``$PAUSEPOINT_PG_DSN``."""
+
+
+class GuardBox:
+    """The guard a guarded peer adapter runs behind, on a store of kind ``store`` (one of
+    :data:`GUARD_STORES`; a SQLite file goes in ``directory``, the adapter's private
+    directory).  Every reset makes a fresh store (a new file, a new schema -- the old one
+    dropped), :meth:`server` opens another server's guard on the same store (new
+    connections; memory: the same store object), and :meth:`restart` reopens the store after
+    a crash (memory: an empty one)."""
+
+    def __init__(self, framework: str, directory: str, *, store: str) -> None:
+        if store not in GUARD_STORES:
+            raise ValueError(f"a guard's store is one of {GUARD_STORES}, not {store!r}")
         self.framework = framework
         self.directory = directory
-        self.durable = durable
+        self.store = store
         self._n = 0
         self._kid_n = 1
         self.ring = KeyRing.generate("k1")
         self.clock = ManualClock(0)
         self._payload_key = secrets.token_bytes(32)
-        self._path = ""
+        self._spec = StoreSpec("memory")
         self._bundle: StoreBundle = MemoryStore()
         self._servers: list[Guard] = []
+        self._lock = threading.Lock()
+        self._pool: list[Guard] = []
+        self._turn = 0
         self.guard = self._fresh()
 
+    @property
+    def durable(self) -> bool:
+        return self.store != "memory"
+
     def _open(self) -> StoreBundle:
-        return SqliteStore(self._path) if self.durable else self._bundle
+        return self._spec.open() if self.durable else self._bundle
 
     def _guard(self, bundle: StoreBundle) -> Guard:
         g = Guard.open(bundle, framework=self.framework, interactions=INTERACTIONS,
@@ -110,27 +137,43 @@ class GuardBox:
 
     def _fresh(self) -> Guard:
         self._n += 1
-        self._path = os.path.join(self.directory, f"guard-{self._n}.sqlite")
+        drop(self._spec)
+        self._spec = (fresh_sqlite(self.directory, f"guard-{self._n}.sqlite")
+                      if self.store == "sqlite"
+                      else fresh_postgres(os.environ.get(DSN_ENV, ""), "pp_guard")
+                      if self.store == "postgres" else StoreSpec("memory"))
         self._bundle = MemoryStore()
         return self._guard(self._open())
 
     def server(self) -> Guard:
-        """Another server's guard on the same store (memory: the same store object)."""
-        return self._guard(self._open())
+        """Another server's guard on the same store: one of :data:`SERVERS` kept open (new
+        connections each), handed out in turn -- so racers up to that many each get their
+        own."""
+        with self._lock:
+            if len(self._pool) < SERVERS:
+                self._pool.append(self._guard(self._open()))
+            self._turn = (self._turn + 1) % len(self._pool)
+            return self._pool[self._turn]
 
-    def close(self) -> None:
+    def _close_servers(self) -> None:
+        with self._lock:
+            self._pool, self._turn = [], 0
         servers, self._servers = self._servers, []
         for g in servers:
             if self.durable:
                 g.close()
 
+    def close(self) -> None:
+        self._close_servers()
+        drop(self._spec)
+
     def reset(self) -> None:
-        self.close()
+        self._close_servers()
         self.guard = self._fresh()
 
     def restart(self) -> None:
         """The process died: the store opened anew (memory: lost, a fresh one)."""
-        self.close()
+        self._close_servers()
         if not self.durable:
             self._bundle = MemoryStore()
         self.guard = self._guard(self._open())

@@ -596,9 +596,10 @@ class GuardedLangGraphAdapter(LangGraphAdapter):
     guarded = True
 
     def __init__(self, store: str = "memory", *, scratch: str | None = None,
-                 resume_form: Literal["id", "bare"] = "id") -> None:
+                 resume_form: Literal["id", "bare"] = "id",
+                 guard_store: str | None = None) -> None:
         super().__init__(store, scratch=scratch, resume_form=resume_form)
-        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, durable=self.store == "sqlite")
+        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, store=guard_store or self.store)
         self._bindings: dict[str, tuple[str, str]] = {}
         self._refusals: dict[str, PausepointError] = {}
 
@@ -738,3 +739,9 @@ def make_sqlite_guarded() -> GuardedLangGraphAdapter:
     """:func:`make_sqlite` with the pausepoint guard switched on (its ledger in a SQLite
     file beside the checkpointer's)."""
     return GuardedLangGraphAdapter("sqlite")
+
+
+def make_postgres_guarded() -> GuardedLangGraphAdapter:
+    """:func:`make_sqlite` with the guard's ledger on PostgreSQL (``$PAUSEPOINT_PG_DSN``, a
+    schema of its own): racing servers share it through connections of their own."""
+    return GuardedLangGraphAdapter("sqlite", guard_store="postgres")

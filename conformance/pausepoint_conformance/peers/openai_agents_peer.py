@@ -515,9 +515,10 @@ class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
 
     guarded = True
 
-    def __init__(self, store: str = "memory", *, scratch: str | None = None) -> None:
+    def __init__(self, store: str = "memory", *, scratch: str | None = None,
+                 guard_store: str | None = None) -> None:
         super().__init__(store, scratch=scratch)
-        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, durable=self.store == "sqlite")
+        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, store=guard_store or self.store)
         self._bindings: dict[str, tuple[str, str]] = {}
 
     def close(self) -> None:
@@ -659,3 +660,9 @@ def make_sqlite_guarded() -> GuardedOpenAIAgentsAdapter:
     """:func:`make_sqlite` with the pausepoint guard switched on (its ledger in a SQLite file
     beside the saved states)."""
     return GuardedOpenAIAgentsAdapter("sqlite")
+
+
+def make_postgres_guarded() -> GuardedOpenAIAgentsAdapter:
+    """:func:`make_sqlite` with the guard's ledger on PostgreSQL (``$PAUSEPOINT_PG_DSN``, a
+    schema of its own): racing servers share it through connections of their own."""
+    return GuardedOpenAIAgentsAdapter("sqlite", guard_store="postgres")
