@@ -16,10 +16,11 @@ import os
 import secrets
 import threading
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar, cast
 
-from pausepoint.core.clauses import Group
+from pausepoint.core.clauses import ErrorCode, Group
 from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import Claims
 from pausepoint.core.tokens import Ed25519Key, KeyRing
 from pausepoint.engine.clock import ManualClock
 from pausepoint.guards.core import Guard, GuardedInterrupt
@@ -33,19 +34,40 @@ from pausepoint_conformance.faults.testbed import (
     fresh_postgres,
     fresh_sqlite,
 )
-from pausepoint_conformance.peers.base import as_result, attempt
+from pausepoint_conformance.peers.base import (
+    StoredPeerAdapter,
+    as_result,
+    attempt,
+    resume_in_two_steps,
+)
 from pausepoint_conformance.protocol.wire import (
+    AdvanceClockArgs,
+    ClockData,
+    CrashRestartArgs,
     Empty,
     Errored,
     KeyData,
+    Ok,
     PauseKind,
+    PauseStateArgs,
     PhaseData,
     PublishedPause,
     Refused,
+    ResetArgs,
+    RestartData,
     Result,
+    ResumeArgs,
+    ResumeData,
+    ResumeResult,
+    RetireKeyArgs,
+    RotateKeyArgs,
+    RunReport,
+    RunStatus,
+    StartArgs,
 )
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 GUARD_GROUPS: Final[frozenset[Group]] = frozenset({Group.TOKENS, Group.REPLAY, Group.EXPIRY})
 """What the guard adds to a framework: signed tokens (and their rotation), replays and
@@ -204,3 +226,90 @@ class GuardBox:
         rec = self.guard.service.ledger.get(interrupt_id)
         return None if rec is None else PhaseData(phase=rec.state.phase.value)
 
+
+
+class GuardedPeer(StoredPeerAdapter):
+    """What a guarded peer adapter adds to its framework's adapter, whatever the framework:
+    put it first among the bases (``class GuardedX(GuardedPeer, XAdapter)``) and name the
+    guard's framework in :attr:`guard_framework`.  It keeps the guard (:attr:`_box`) and each
+    run's binding, claims the guard's groups, and answers ``pause_state`` from the ledger and
+    ``advance_clock``, ``rotate_key``, ``retire_key`` with the guard; the subclass publishes
+    pauses with :meth:`_guarded_pause` and resumes through :meth:`_guarded_resume`."""
+
+    guard_framework: ClassVar[str]
+
+    def __init__(self, store: str = "memory", *args: Any, guard_store: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(store, *args, **kwargs)
+        self._box = GuardBox(self.guard_framework, self._dir, store=guard_store or self.store)
+        self._bindings: dict[str, tuple[str, str]] = {}
+
+    def close(self) -> None:
+        self._box.close()
+        super().close()
+
+    def claimed(self) -> list[Group]:
+        return guarded_claims(super().claimed())
+
+    def reset(self, args: ResetArgs) -> Result[Empty]:
+        self._box.reset()
+        self._bindings = {}
+        done: Result[Any] = cast(Any, super()).reset(args)  # the framework adapter's own
+        return done
+
+    def start(self, args: StartArgs) -> Result[RunReport]:
+        self._bindings[args.run_id] = (args.session_id, args.scope)
+        done: Result[Any] = cast(Any, super()).start(args)  # the framework adapter's own
+        return done
+
+    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
+        self._box.restart()
+        done: Result[Any] = cast(Any, super()).crash_restart(args)  # the framework adapter's own
+        return done
+
+    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
+        found = self._box.phase(args.interrupt_id)
+        if found is None:
+            return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                           message=f"the ledger has no pause {args.interrupt_id!r}")
+        return Ok(data=found)
+
+    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
+        return Ok(data=ClockData(now=self._box.advance(args.ms)))
+
+    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]:
+        return self._box.rotate_key()
+
+    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
+        return self._box.retire_key(args.kid)
+
+    def _guarded_pause(self, run_id: str, interrupt_id: str, name: str, payload: Any,
+                       tool_call_id: str) -> PublishedPause:
+        """The framework's pause registered with the guard, bound as its run was started."""
+        session, scope = self._bindings.get(run_id, ("", ""))
+        return published(self._box.guard.pause(
+            thread_id=run_id, interrupt_id=interrupt_id, name=name, payload=payload,
+            tool_call_id=tool_call_id, session_id=session, scope=scope))
+
+    def _refused_report(self, run_id: str, exc: PausepointError, ran: bool = True) -> RunReport:
+        """A run stopped because the guard refused to take one of its pauses."""
+        return RunReport(run_id=run_id, status=RunStatus.ERROR,
+                         events=[RunStatus.ERROR.value] if ran else [], refusal=refused(exc))
+
+    def _guarded_resume(self, args: ResumeArgs, fresh: bool,
+                        together: Callable[[], None] | None,
+                        resolve: Callable[[Guard, Claims], R | Refused],
+                        answer: Callable[[Guard, R], ResumeData | Refused],
+                        framework_refusal: Callable[[Exception], Refused | None],
+                        ) -> ResumeResult:
+        """A resume through the guard (another server's when ``fresh``): ``resolve`` the run
+        the verified token names, then -- once ``together`` -- ``answer`` it with the guard
+        (whose refusals, and the framework's, become the protocol's)."""
+        guard = self._box.server() if fresh else self._box.guard
+
+        def either(exc: Exception) -> Refused | None:
+            return refused(exc) or framework_refusal(exc)
+        return resume_in_two_steps(
+            lambda: resolve(guard, guard.service.signer.verify(args.token)),
+            lambda r: answer(guard, r), together, resolve_refusal=either,
+            answer_refusal=either)

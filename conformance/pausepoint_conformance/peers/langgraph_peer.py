@@ -79,8 +79,9 @@ from pydantic import JsonValue
 from pausepoint.core.clauses import ErrorCode, Group
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.ports import Claims
 from pausepoint.engine.harness import MemoryWorld
-from pausepoint.guards.core import Answer
+from pausepoint.guards.core import Answer, Guard
 from pausepoint.guards.langgraph import FRAMEWORK as GUARD_FRAMEWORK
 from pausepoint.guards.langgraph import effect as guard_effect
 from pausepoint.guards.langgraph import thread_of
@@ -94,12 +95,8 @@ from pausepoint_conformance.peers.base import (
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
-from pausepoint_conformance.peers.guarded import GuardBox, guarded_claims
-from pausepoint_conformance.peers.guarded import published as guarded_published
-from pausepoint_conformance.peers.guarded import refused as guard_refusal
+from pausepoint_conformance.peers.guarded import GuardedPeer
 from pausepoint_conformance.protocol.wire import (
-    AdvanceClockArgs,
-    ClockData,
     CrashRestartArgs,
     EffectStep,
     Empty,
@@ -110,8 +107,6 @@ from pausepoint_conformance.protocol.wire import (
     HelloArgs,
     HelloData,
     InterruptStep,
-    KeyData,
-    Ok,
     PauseKind,
     PauseStateArgs,
     PhaseData,
@@ -123,8 +118,6 @@ from pausepoint_conformance.protocol.wire import (
     ResumeArgs,
     ResumeData,
     ResumeResult,
-    RetireKeyArgs,
-    RotateKeyArgs,
     RunReport,
     RunStatus,
     StartArgs,
@@ -583,32 +576,25 @@ def make_sqlite_bare() -> LangGraphAdapter:
 # -- with pausepoint: the same adapter with the LangGraph guard switched on --------------------
 
 
-class GuardedLangGraphAdapter(LangGraphAdapter):
+class GuardedLangGraphAdapter(GuardedPeer, LangGraphAdapter):
     """:class:`LangGraphAdapter` with :mod:`pausepoint.guards.langgraph` switched on -- the
     matrix's "with pausepoint" column.  The graphs, the checkpointer and the resume command
-    are the same; in front of them a :class:`~.guarded.GuardBox`'s guard registers every
-    pending interrupt (published with its ledger id and signed token), decides every answer
-    (one winner; only it sends ``Command(resume={interrupt id: answer})``; a replay returns
-    the first outcome; a different answer is a conflict) and journals each effect node's
-    effect (:func:`pausepoint.guards.langgraph.effect`).  A race gives every server a guard
-    of its own on the shared store."""
+    are the same; in front of them the guard (:class:`~.guarded.GuardedPeer`) checks every
+    question where the node asks it, registers every pending interrupt (published with its
+    ledger id and signed token), decides every answer (one winner; only it sends
+    ``Command(resume={interrupt id: answer})``; a replay returns the first outcome; a
+    different answer is a conflict) and journals each effect node's effect
+    (:func:`pausepoint.guards.langgraph.effect`).  A race gives every server a guard of its
+    own on the shared store (``guard_store``: the adapter's kind, or ``postgres``)."""
 
-    guarded = True
+    guard_framework = GUARD_FRAMEWORK
 
     def __init__(self, store: str = "memory", *, scratch: str | None = None,
                  resume_form: Literal["id", "bare"] = "id",
                  guard_store: str | None = None) -> None:
-        super().__init__(store, scratch=scratch, resume_form=resume_form)
-        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, store=guard_store or self.store)
-        self._bindings: dict[str, tuple[str, str]] = {}
+        super().__init__(store, scratch=scratch, resume_form=resume_form,
+                         guard_store=guard_store)
         self._refusals: dict[str, PausepointError] = {}
-
-    def close(self) -> None:
-        self._box.close()
-        super().close()
-
-    def claimed(self) -> list[Group]:
-        return guarded_claims(super().claimed())
 
     def hello(self, args: HelloArgs) -> Result[HelloData]:
         saver = "InMemorySaver" if self.store == "memory" else "SqliteSaver"
@@ -617,15 +603,6 @@ class GuardedLangGraphAdapter(LangGraphAdapter):
             homepage="https://github.com/langchain-ai/langgraph", groups=self.claimed(),
             notes=f"LangGraph {saver} behind pausepoint.guards.langgraph: ledger, signed "
                   "tokens, one winner, replay, journalled effects")
-
-    def reset(self, args: ResetArgs) -> Result[Empty]:
-        self._box.reset()
-        self._bindings = {}
-        return super().reset(args)
-
-    def start(self, args: StartArgs) -> Result[RunReport]:
-        self._bindings[args.run_id] = (args.session_id, args.scope)
-        return super().start(args)
 
     def _interrupt(self, run_id: str, node: str, payload: JsonValue) -> Any:
         """The guard checks the pause where the node asks (``Guard.check``, inside the user's
@@ -658,10 +635,7 @@ class GuardedLangGraphAdapter(LangGraphAdapter):
     def _publish(self, run: _Run, node: str, interrupt_id: str,
                  payload: Any) -> PublishedPause:
         q = run.questions[node]
-        session, scope = self._bindings.get(run.run_id, ("", ""))
-        return guarded_published(self._box.guard.pause(
-            thread_id=run.run_id, interrupt_id=interrupt_id, name=q.name, payload=payload,
-            tool_call_id=q.tool_call_id, session_id=session, scope=scope))
+        return self._guarded_pause(run.run_id, interrupt_id, q.name, payload, q.tool_call_id)
 
     def _report(self, run: _Run, finished: list[dict[str, Any]], failed: bool,
                 ran: bool = True) -> RunReport:
@@ -673,23 +647,18 @@ class GuardedLangGraphAdapter(LangGraphAdapter):
                 raise refused
             return super()._report(run, finished, failed, ran)
         except PausepointError as exc:
-            return RunReport(run_id=run.run_id, status=RunStatus.ERROR,
-                             events=[RunStatus.ERROR.value] if ran else [],
-                             refusal=guard_refusal(exc))
+            return self._refused_report(run.run_id, exc, ran)
 
     def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
-        guard = self._box.server() if fresh else self._box.guard
-
-        def resolve() -> tuple[_Run, App, str] | Refused:
-            claims = guard.service.signer.verify(args.token)
+        def resolve(guard: Guard, claims: Claims) -> tuple[_Run, App, str] | Refused:
             run = self._runs.get(claims.thread_id)
             if run is None:
                 return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
                                message=f"no thread {claims.thread_id!r}")
             return run, self._app(run, fresh), claims.interrupt_id
 
-        def answer(r: tuple[_Run, App, str]) -> ResumeData:
+        def answer(guard: Guard, r: tuple[_Run, App, str]) -> ResumeData:
             run, app, ledger_id = r
             box: dict[str, Any] = {}
 
@@ -703,31 +672,7 @@ class GuardedLangGraphAdapter(LangGraphAdapter):
             report = (self._report(run, [], False, ran=False) if out.replayed
                       else self._report(run, box["finished"], box["failed"]))
             return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
-
-        def refusal(exc: Exception) -> Refused | None:
-            return guard_refusal(exc) or _refusal(exc)
-        return resume_in_two_steps(resolve, answer, together, resolve_refusal=refusal,
-                                   answer_refusal=refusal)
-
-    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
-        self._box.restart()
-        return super().crash_restart(args)
-
-    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
-        found = self._box.phase(args.interrupt_id)
-        if found is None:
-            return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
-                           message=f"the ledger has no pause {args.interrupt_id!r}")
-        return Ok(data=found)
-
-    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
-        return Ok(data=ClockData(now=self._box.advance(args.ms)))
-
-    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]:
-        return self._box.rotate_key()
-
-    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
-        return self._box.retire_key(args.kid)
+        return self._guarded_resume(args, fresh, together, resolve, answer, _refusal)
 
 
 def make_guarded() -> GuardedLangGraphAdapter:

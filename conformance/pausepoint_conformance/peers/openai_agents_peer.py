@@ -116,8 +116,9 @@ from openai.types.responses.response_prompt_param import ResponsePromptParam
 from pausepoint.core.clauses import ErrorCode, Group
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.ports import Claims
 from pausepoint.engine.harness import MemoryWorld
-from pausepoint.guards.core import Answer
+from pausepoint.guards.core import Answer, Guard
 from pausepoint.guards.openai_agents import FRAMEWORK as GUARD_FRAMEWORK
 from pausepoint.guards.openai_agents import approved, arguments_of, call_id_of
 from pausepoint.guards.openai_agents import effect as guard_effect
@@ -137,19 +138,13 @@ from pausepoint_conformance.peers.base import (
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
-from pausepoint_conformance.peers.guarded import GuardBox, guarded_claims
-from pausepoint_conformance.peers.guarded import published as guarded_published
-from pausepoint_conformance.peers.guarded import refused as guard_refusal
+from pausepoint_conformance.peers.guarded import GuardedPeer
 from pausepoint_conformance.protocol.wire import (
-    AdvanceClockArgs,
-    ClockData,
     CrashRestartArgs,
     Empty,
     GateStep,
     HelloArgs,
     HelloData,
-    KeyData,
-    Ok,
     PauseKind,
     PauseStateArgs,
     PhaseData,
@@ -161,8 +156,6 @@ from pausepoint_conformance.protocol.wire import (
     ResumeArgs,
     ResumeData,
     ResumeResult,
-    RetireKeyArgs,
-    RotateKeyArgs,
     RunReport,
     RunStatus,
     StartArgs,
@@ -502,31 +495,19 @@ def make_sqlite() -> OpenAIAgentsAdapter:
 # -- with pausepoint: the same adapter with the OpenAI Agents guard switched on ----------------
 
 
-class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
+class GuardedOpenAIAgentsAdapter(GuardedPeer, OpenAIAgentsAdapter):
     """:class:`OpenAIAgentsAdapter` with :mod:`pausepoint.guards.openai_agents` switched on --
     the matrix's "with pausepoint" column.  The agents, the scripted model, the tools and the
-    saved ``RunState`` are the same; in front of them a :class:`~.guarded.GuardBox`'s guard
-    registers every pending approval (published with its ledger id and signed token), decides
-    every answer (one winner; only it loads the saved state, approves or rejects and runs the
-    agent on; a replay returns the first outcome; a different answer is a conflict) and
-    journals the ``effect`` tool's effect under its tool call id
-    (:func:`pausepoint.guards.openai_agents.effect`).  A race gives every server a guard of its
-    own on the shared store."""
+    saved ``RunState`` are the same; in front of them the guard
+    (:class:`~.guarded.GuardedPeer`) registers every pending approval (published with its
+    ledger id and signed token), decides every answer (one winner; only it loads the saved
+    state, approves or rejects and runs the agent on; a replay returns the first outcome; a
+    different answer is a conflict) and journals the ``effect`` tool's effect under its tool
+    call id (:func:`pausepoint.guards.openai_agents.effect`).  A race gives every server a
+    guard of its own on the shared store (``guard_store``: the adapter's kind, or
+    ``postgres``)."""
 
-    guarded = True
-
-    def __init__(self, store: str = "memory", *, scratch: str | None = None,
-                 guard_store: str | None = None) -> None:
-        super().__init__(store, scratch=scratch)
-        self._box = GuardBox(GUARD_FRAMEWORK, self._dir, store=guard_store or self.store)
-        self._bindings: dict[str, tuple[str, str]] = {}
-
-    def close(self) -> None:
-        self._box.close()
-        super().close()
-
-    def claimed(self) -> list[Group]:
-        return guarded_claims(super().claimed())
+    guard_framework = GUARD_FRAMEWORK
 
     def hello(self, args: HelloArgs) -> Result[HelloData]:
         saved = "in memory" if self.store == "memory" else "in SQLite"
@@ -537,15 +518,6 @@ class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
             notes=f"OpenAI Agents SDK (RunState JSON {saved}) behind "
                   "pausepoint.guards.openai_agents: ledger, signed tokens, one winner, replay, "
                   "journalled effects")
-
-    def reset(self, args: ResetArgs) -> Result[Empty]:
-        self._box.reset()
-        self._bindings = {}
-        return super().reset(args)
-
-    def start(self, args: StartArgs) -> Result[RunReport]:
-        self._bindings[args.run_id] = (args.session_id, args.scope)
-        return super().start(args)
 
     def _effect_tool(self, run_id: str) -> FunctionTool:
         world, box = self._world, self._box
@@ -562,11 +534,8 @@ class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
 
     def _publish(self, run: _Run, item: ToolApprovalItem) -> PublishedPause:
         tool = item.tool_name or ""
-        session, scope = self._bindings.get(run.run_id, ("", ""))
-        return guarded_published(self._box.guard.pause(
-            thread_id=run.run_id, interrupt_id=call_id_of(item),
-            name=run.questions.get(tool, tool), payload=arguments_of(item),
-            tool_call_id=call_id_of(item), session_id=session, scope=scope))
+        return self._guarded_pause(run.run_id, call_id_of(item), run.questions.get(tool, tool),
+                                   arguments_of(item), call_id_of(item))
 
     def _report(self, run: _Run, pending: Sequence[ToolApprovalItem]) -> RunReport:
         """The plain report, or -- when the guard refused to take an approval (its payload
@@ -574,15 +543,11 @@ class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
         try:
             return super()._report(run, pending)
         except PausepointError as exc:
-            return RunReport(run_id=run.run_id, status=RunStatus.ERROR,
-                             events=[RunStatus.ERROR.value], refusal=guard_refusal(exc))
+            return self._refused_report(run.run_id, exc)
 
     def _resume(self, args: ResumeArgs, fresh: bool = False,
                 together: Callable[[], None] | None = None) -> ResumeResult:
-        guard = self._box.server() if fresh else self._box.guard
-
-        def resolve() -> tuple[_Run, Agent[Any], str] | Refused:
-            claims = guard.service.signer.verify(args.token)
+        def resolve(guard: Guard, claims: Claims) -> tuple[_Run, Agent[Any], str] | Refused:
             run = self._runs.get(claims.thread_id)
             if run is None:
                 return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
@@ -597,7 +562,7 @@ class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
                     return decision
             return run, self._agent(run, fresh), claims.interrupt_id
 
-        def answer(r: tuple[_Run, Agent[Any], str]) -> ResumeData | Refused:
+        def answer(guard: Guard, r: tuple[_Run, Agent[Any], str]) -> ResumeData | Refused:
             run, agent, ledger_id = r
             box: dict[str, RunResult] = {}
 
@@ -624,31 +589,7 @@ class GuardedOpenAIAgentsAdapter(OpenAIAgentsAdapter):
             if out.replayed:
                 report = report.model_copy(update={"events": []})
             return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
-
-        def refusal(exc: Exception) -> Refused | None:
-            return guard_refusal(exc) or _refusal(exc)
-        return resume_in_two_steps(resolve, answer, together, resolve_refusal=refusal,
-                                   answer_refusal=refusal)
-
-    def crash_restart(self, args: CrashRestartArgs) -> Result[RestartData]:
-        self._box.restart()
-        return super().crash_restart(args)
-
-    def pause_state(self, args: PauseStateArgs) -> Result[PhaseData]:
-        found = self._box.phase(args.interrupt_id)
-        if found is None:
-            return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
-                           message=f"the ledger has no pause {args.interrupt_id!r}")
-        return Ok(data=found)
-
-    def advance_clock(self, args: AdvanceClockArgs) -> Result[ClockData]:
-        return Ok(data=ClockData(now=self._box.advance(args.ms)))
-
-    def rotate_key(self, args: RotateKeyArgs) -> Result[KeyData]:
-        return self._box.rotate_key()
-
-    def retire_key(self, args: RetireKeyArgs) -> Result[Empty]:
-        return self._box.retire_key(args.kid)
+        return self._guarded_resume(args, fresh, together, resolve, answer, _refusal)
 
 
 def make_guarded() -> GuardedOpenAIAgentsAdapter:
