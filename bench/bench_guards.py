@@ -106,7 +106,8 @@ class OpenAIAgentsPair:
         from agents import Agent, RunConfig, Runner, RunState, function_tool, set_tracing_disabled
 
         from pausepoint.guards.openai_agents import GuardedRunner
-        from pausepoint_conformance.peers.openai_agents_peer import ScriptModel, _Call
+        from pausepoint_conformance.peers.base import ModelScript, ToolCall
+        from pausepoint_conformance.peers.openai_agents_peer import ScriptModel
 
         set_tracing_disabled(True)
 
@@ -115,8 +116,9 @@ class OpenAIAgentsPair:
             """Refund an order."""
             return f"refunded {order}"
 
+        call = ToolCall("refund", json.dumps({"order": "o-1"}))
         self.agent: Any = Agent(name="support", tools=[refund], model=ScriptModel(
-            [[_Call("refund", json.dumps({"order": "o-1"}))]]))
+            ModelScript(turns=((call,),), gates=(), questions={})))
         self.run_config = RunConfig(tracing_disabled=True)
         self.runner_cls, self.state_cls = Runner, RunState
         self.saved: dict[str, str] = {}  # the application's saved states, as plain SDK users

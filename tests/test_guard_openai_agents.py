@@ -18,7 +18,8 @@ from agents.tool_context import ToolContext
 from pausepoint import ErrorCode, Interaction, KeyRing, PausepointError
 from pausepoint.guards import Guard
 from pausepoint.guards.openai_agents import GuardedRunner, call_id_of, effect
-from pausepoint_conformance.peers.openai_agents_peer import ScriptModel, _Call
+from pausepoint_conformance.peers.base import ModelScript, ToolCall
+from pausepoint_conformance.peers.openai_agents_peer import ScriptModel
 
 set_tracing_disabled(True)
 RUN = RunConfig(tracing_disabled=True)
@@ -50,7 +51,8 @@ def agent(bank: Bank, guarded: bool) -> Agent[Any]:
         if not guarded:
             return bank.refund(order)
         return effect(ctx.tool_call_id, lambda: bank.refund(order))
-    model = ScriptModel([[_Call("refund", json.dumps({"order": "o-1"}), "call-1")]])
+    call = ToolCall("refund", json.dumps({"order": "o-1"}), "call-1")
+    model = ScriptModel(ModelScript(turns=((call,),), gates=(), questions={}))
     return Agent(name="support", model=model, tools=[refund])
 
 
