@@ -534,7 +534,8 @@ class GuardedOpenAIAgentsAdapter(GuardedPeer, OpenAIAgentsAdapter):
 
     def _publish(self, run: _Run, item: ToolApprovalItem) -> PublishedPause:
         tool = item.tool_name or ""
-        return self._guarded_pause(run.run_id, call_id_of(item), run.questions.get(tool, tool),
+        return self._guarded_pause(run.run_id, call_id_of(item),
+                                   run.script.questions.get(tool, tool),
                                    arguments_of(item), call_id_of(item))
 
     def _report(self, run: _Run, pending: Sequence[ToolApprovalItem]) -> RunReport:
