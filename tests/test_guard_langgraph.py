@@ -108,6 +108,12 @@ def _two_servers_resume(path: Path, guarded: bool) -> Payments:
         apps = [build(payments, None).compile(checkpointer=_saver(path)) for _ in range(2)]
         calls = [lambda a=a: a.invoke(Command(resume={iid: {"approved": True}}), config)
                  for a in apps]
+    race(calls)
+    return payments
+
+
+def race(calls: list[Any]) -> None:
+    """Run every call in a thread of its own, all starting together; none may raise."""
     barrier = threading.Barrier(len(calls))
     errors: list[BaseException] = []
 
@@ -123,7 +129,6 @@ def _two_servers_resume(path: Path, guarded: bool) -> Payments:
     for t in threads:
         t.join()
     assert not errors, errors
-    return payments
 
 
 @pytest.mark.parametrize("guarded", [

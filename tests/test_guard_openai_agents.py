@@ -20,6 +20,7 @@ from pausepoint.guards import Guard
 from pausepoint.guards.openai_agents import GuardedRunner, call_id_of, effect
 from pausepoint_conformance.peers.base import ModelScript, ToolCall
 from pausepoint_conformance.peers.openai_agents_peer import ScriptModel
+from test_guard_langgraph import race
 
 set_tracing_disabled(True)
 RUN = RunConfig(tracing_disabled=True)
@@ -61,24 +62,6 @@ def _guard(path: Path) -> Guard:
                       interactions=[REFUND], signer=RING, payload_key=b"k" * 32)
 
 
-def _race(calls: list[Any]) -> None:
-    barrier = threading.Barrier(len(calls))
-    errors: list[BaseException] = []
-
-    def run(call: Any) -> None:
-        barrier.wait()
-        try:
-            call()
-        except BaseException as exc:
-            errors.append(exc)
-    threads = [threading.Thread(target=run, args=(c,)) for c in calls]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-
-
 @pytest.mark.parametrize("guarded", [
     pytest.param(False, marks=pytest.mark.xfail(
         strict=True, reason="without the guard both servers approve and run the refund")),
@@ -91,7 +74,7 @@ def test_two_servers_approve_one_call_refund_once(tmp_path: Path, guarded: bool)
         [p] = out.interrupts
         assert (p.tool_call_id, p.name, p.payload) == ("call-1", "refund", {"order": "o-1"})
         servers = [GuardedRunner(_guard(tmp_path), agent(bank, True)) for _ in range(2)]
-        _race([lambda s=s: s.resume_sync(p.token, {"approved": True}, run_config=RUN)
+        race([lambda s=s: s.resume_sync(p.token, {"approved": True}, run_config=RUN)
                for s in servers])
     else:
         result = Runner.run_sync(agent(bank, False), "refund o-1", run_config=RUN)
@@ -103,7 +86,7 @@ def test_two_servers_approve_one_call_refund_once(tmp_path: Path, guarded: bool)
             [item] = state.get_interruptions()
             state.approve(item)
             Runner.run_sync(a, state, run_config=RUN)
-        _race([server, server])
+        race([server, server])
     assert bank.refunds == ["o-1"]
 
 
