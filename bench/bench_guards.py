@@ -13,6 +13,14 @@ directory on a real disk (``--dir``, default: the repository root):
 * **openai-agents**: an agent (offline scripted model) whose one tool needs approval; plain:
   ``Runner.run``, ``RunState`` saved as JSON, loaded, approved, ``Runner.run`` again; guarded:
   :class:`~pausepoint.guards.openai_agents.GuardedRunner` ``run`` and ``resume_sync``.
+* **pydantic-ai**: an agent (a ``FunctionModel``) whose one tool ``requires_approval``;
+  plain: ``agent.run``, the history saved as JSON, loaded, ``agent.run(message_history=...,
+  deferred_tool_results=...)``; guarded: :class:`~pausepoint.guards.pydantic_ai.GuardedAgent`
+  ``run`` and ``resume`` (the history saved and loaded alike).
+* **llama-index-workflows**: a one-step workflow waiting with ``wait_for_event``; plain: run
+  until idle, ``to_dict`` saved as JSON, ``from_dict``, ``send_event``; guarded:
+  :class:`~pausepoint.guards.llama_index_workflows.GuardedWorkflow` ``run`` and ``resume``
+  (the context saved and loaded alike).
 
 Rounds alternate plain and guarded, so a load that comes and goes hits both alike.  A framework
 is one entry of :data:`FRAMEWORKS`: a factory of a :class:`Pair` (``plain()`` and ``guarded()``
@@ -153,9 +161,143 @@ class OpenAIAgentsPair:
         self.guard.close()
 
 
+class PydanticAIPair:
+    def __init__(self, directory: str) -> None:
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import (
+            ModelMessagesTypeAdapter,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+        )
+        from pydantic_ai.models.function import FunctionModel
+        from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+
+        from pausepoint.guards.pydantic_ai import GuardedAgent
+
+        def model(messages: list[Any], info: Any) -> ModelResponse:
+            if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+                return ModelResponse(parts=[ToolCallPart("refund", {"order": "o-1"})])
+            return ModelResponse(parts=[TextPart("refunded")])
+        self.agent: Any = Agent(FunctionModel(model), output_type=[str, DeferredToolRequests])
+
+        @self.agent.tool_plain(requires_approval=True)
+        def refund(order: str) -> str:
+            return f"refunded {order}"
+        self.history, self.results = ModelMessagesTypeAdapter, DeferredToolResults
+        self.saved: dict[str, bytes] = {}  # the application's saved histories
+        self.guard = _guard(directory, "pydantic-ai", [Interaction("approve")])
+        self.guarded_agent = GuardedAgent(self.agent, self.guard)
+
+    def plain(self) -> float:
+        async def cycle() -> None:
+            first = await self.agent.run("refund o-1")
+            key = uuid.uuid4().hex
+            self.saved[key] = self.history.dump_json(first.all_messages())
+            (call,) = first.output.approvals
+            done = await self.agent.run(
+                message_history=self.history.validate_json(self.saved[key]),
+                deferred_tool_results=self.results(approvals={call.tool_call_id: True}))
+            self.saved[key] = self.history.dump_json(done.all_messages())
+        t0 = time.perf_counter()
+        asyncio.run(cycle())
+        return time.perf_counter() - t0
+
+    def guarded(self) -> float:
+        async def cycle() -> Any:
+            out = await self.guarded_agent.run("refund o-1", conversation_id=uuid.uuid4().hex)
+            (asked,) = out.interrupts
+            key = uuid.uuid4().hex
+            self.saved[key] = self.history.dump_json(out.result.all_messages())
+            done = await self.guarded_agent.resume(
+                asked.token, {"approved": True},
+                message_history=self.history.validate_json(self.saved[key]))
+            self.saved[key] = self.history.dump_json(done.result.result.all_messages())
+            return done
+        t0 = time.perf_counter()
+        done = asyncio.run(cycle())
+        dt = time.perf_counter() - t0
+        if done.replayed or done.outcome["output"] != "refunded":
+            raise RuntimeError(f"the guarded Pydantic AI cycle did not resume: {done}")
+        return dt
+
+    def close(self) -> None:
+        self.guard.close()
+
+
+class LlamaIndexWorkflowsPair:
+    def __init__(self, directory: str) -> None:
+        from workflows import Context, Workflow, step
+        from workflows.events import (
+            HumanResponseEvent,
+            InputRequiredEvent,
+            StartEvent,
+            StopEvent,
+            WorkflowIdleEvent,
+        )
+
+        from pausepoint.guards.llama_index_workflows import GuardedWorkflow, ask
+
+        class Plain(Workflow):
+            @step
+            async def wait(self, ctx: Context, ev: StartEvent) -> StopEvent:
+                got = await ctx.wait_for_event(
+                    HumanResponseEvent, waiter_event=InputRequiredEvent(prefix="refund?"),
+                    waiter_id="refund", timeout=None)
+                return StopEvent(result=got.response)
+
+        class Guarded(Workflow):
+            @step
+            async def wait(self, ctx: Context, ev: StartEvent) -> StopEvent:
+                return StopEvent(result=await ask(ctx, "approve", {"order": "o-1"},
+                                                  waiter_id="refund"))
+        self.context, self.human, self.idle = Context, HumanResponseEvent, WorkflowIdleEvent
+        self.plain_wf = Plain(timeout=None)
+        self.saved: dict[str, str] = {}  # the application's saved contexts
+        self.guard = _guard(directory, "llama-index-workflows", [Interaction("approve")])
+        self.guarded_wf = GuardedWorkflow(Guarded(timeout=None), self.guard)
+
+    def plain(self) -> float:
+        async def cycle() -> None:
+            handler = self.plain_wf.run()
+            key = uuid.uuid4().hex
+            async for ev in handler.stream_events(expose_internal=True):
+                if isinstance(ev, self.idle):
+                    self.saved[key] = json.dumps(handler.ctx.to_dict())
+                    await handler.cancel_run()
+                    break
+            again = self.plain_wf.run(ctx=self.context.from_dict(
+                self.plain_wf, json.loads(self.saved[key])))
+            again.ctx.send_event(self.human(response="yes"))
+            await again
+        t0 = time.perf_counter()
+        asyncio.run(cycle())
+        return time.perf_counter() - t0
+
+    def guarded(self) -> float:
+        async def cycle() -> Any:
+            out = await self.guarded_wf.run(thread_id=uuid.uuid4().hex)
+            (asked,) = out.interrupts
+            key = uuid.uuid4().hex
+            self.saved[key] = json.dumps(out.context)
+            return await self.guarded_wf.resume(asked.token, {"approved": True},
+                                                context=json.loads(self.saved[key]))
+        t0 = time.perf_counter()
+        done = asyncio.run(cycle())
+        dt = time.perf_counter() - t0
+        if done.replayed or not done.outcome["done"]:
+            raise RuntimeError(f"the guarded llama-index-workflows cycle did not end: {done}")
+        return dt
+
+    def close(self) -> None:
+        self.guard.close()
+
+
 FRAMEWORKS: dict[str, Callable[[str], Pair]] = {
     "langgraph": LangGraphPair,
     "openai-agents": OpenAIAgentsPair,
+    "pydantic-ai": PydanticAIPair,
+    "llama-index-workflows": LlamaIndexWorkflowsPair,
 }
 """Every framework benched: its name and the factory of its :class:`Pair` (given the scratch
 directory).  One line per framework."""

@@ -176,6 +176,18 @@ GUARDED: tuple[Peer, ...] = (
              "pause.refusal.order", "run.lifecycle.table", "input.bounded",
              "lifecycle.refusal.no-change", "pause.payload.schema", "resume.response.schema",
              "effect.refusal.no-effect"})),)),
+    Peer("Pydantic AI + pausepoint",
+         "pausepoint_conformance.peers.pydantic_ai_peer:make_sqlite_guarded",
+         "docs/guards/pydantic-ai.md",
+         reproductions=(Reproduction(GUARD_LIMITS, frozenset({
+             "pause.signal.base-exception", "input.bounded", "pause.refusal.before-mint",
+             "run.lifecycle.table", "lifecycle.refusal.no-change", "pause.payload.schema",
+             "resume.response.schema", "effect.refusal.no-effect"})),)),
+    Peer("llama-index-workflows + pausepoint",
+         "pausepoint_conformance.peers.llama_index_workflows_peer:make_sqlite_guarded",
+         "docs/guards/llama-index-workflows.md",
+         reproductions=(Reproduction(GUARD_LIMITS, frozenset({
+             "pause.signal.base-exception", "run.lifecycle.table"})),)),
 )
 """The matrix's "with pausepoint" columns: a framework measured through its own peer adapter
 with its guard (:mod:`pausepoint.guards`) switched on.  Each page (``docs/guards/``) holds the

@@ -46,6 +46,9 @@ scope="default", responder="", outcome=identity, run_id=None) -> Resumed``
     ``response_conflict``.  A framework failure in the winner is recorded and raised as
     :class:`FrameworkResumeFailed`.
 
+``guard.expect(framework) -> guard``
+    This guard, refused ``wiring_invalid`` unless opened for ``framework``.
+
 ``guard.effect(scope, key, fn) -> result``
     Run ``fn()`` at most once for the thread ``scope`` and ``key`` across re-runs and
     processes (journalled before and after, its JSON result kept); a re-run gets the first

@@ -124,6 +124,15 @@ class Guard:
                              ttl_ms=ttl_ms, payload_key=payload_key)
         return cls(deployment, framework=framework)
 
+    def expect(self, framework: str) -> Guard:
+        """This guard, refused ``wiring_invalid`` unless it was opened for ``framework`` (what a
+        framework's guard class checks of the guard it is given)."""
+        if self.framework != framework:
+            raise PausepointError(ErrorCode.WIRING_INVALID, "wiring.consistent",
+                                  f"a {framework} guard is opened with framework={framework!r},"
+                                  f" not {self.framework!r}")
+        return self
+
     @property
     def service(self) -> PauseService:
         return self.deployment.service
