@@ -23,6 +23,7 @@ FORBIDDEN = {
     "pausepoint.stores": ("pausepoint.engine", "pausepoint.system", "pausepoint_conformance"),
     "pausepoint.engine": ("pausepoint.system", "pausepoint_conformance"),
     "pausepoint.system": ("pausepoint_conformance",),
+    "pausepoint.guards": ("pausepoint.system", "pausepoint_conformance"),
     "pausepoint": ("pausepoint_conformance",),
 }
 

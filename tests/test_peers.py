@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pausepoint_conformance.peers import PEERS, matrix
+from pausepoint_conformance.peers import GUARDED, PEERS, matrix
 from scratch import fast_tempfiles
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,13 +24,13 @@ def fresh_pages() -> Iterator[dict[Path, str]]:
 
 def test_every_peer_has_a_page_linked_from_the_overview() -> None:
     overview = (ROOT / matrix.OVERVIEW).read_text(encoding="utf-8")
-    for peer in PEERS:
+    for peer in (*PEERS, *GUARDED):
         assert (ROOT / peer.doc).is_file(), peer
         assert f"]({Path(peer.doc).relative_to('docs')})" in overview, peer
 
 
 def test_the_docs_publish_the_current_matrices(fresh_pages: dict[Path, str]) -> None:
-    assert len(fresh_pages) == len(PEERS) + 1
+    assert len(fresh_pages) == len(PEERS) + len(GUARDED) + 1
     stale = [str(p.relative_to(ROOT)) for p, text in fresh_pages.items()
              if p.read_text(encoding="utf-8") != text]
     assert not stale, f"{stale} are stale: run python -m pausepoint_conformance.peers.matrix"
@@ -43,7 +43,7 @@ def test_the_overview_has_a_row_per_clause_and_a_column_per_peer(
     text = fresh_pages[ROOT / matrix.OVERVIEW]
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert [r.split("`")[1] for r in rows] == [c.id for c in CLAUSES]
-    assert all(r.count("|") == 3 + len(PEERS) for r in rows)
+    assert all(r.count("|") == 3 + len(PEERS) + len(GUARDED) for r in rows)
 
 
 def test_importing_the_suite_does_not_need_a_peer_framework() -> None:
@@ -63,7 +63,7 @@ def _slug(heading: str) -> str:
 
 
 def test_every_named_reproduction_is_a_heading_with_executed_code() -> None:
-    for peer in PEERS:
+    for peer in (*PEERS, *GUARDED):
         for r in peer.reproductions:
             text = (ROOT / (r.page or peer.doc)).read_text(encoding="utf-8")
             sections = {_slug(part.split("\n", 1)[0]): part

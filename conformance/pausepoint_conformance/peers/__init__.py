@@ -157,3 +157,39 @@ PEERS: tuple[Peer, ...] = (
                                      "pause.signal.base-exception"}), page=_LANGGRAPH),
          )),
 )
+
+GUARD_LIMITS: Final[str] = "what-the-guard-cannot-fix"
+"""The heading (anchor) of a guard page's section on the clauses its guard cannot fix."""
+
+GUARDED: tuple[Peer, ...] = (
+    Peer("LangGraph + pausepoint",
+         "pausepoint_conformance.peers.langgraph_peer:make_sqlite_guarded",
+         "docs/guards/langgraph.md",
+         reproductions=(Reproduction(GUARD_LIMITS, frozenset({
+             "pause.signal.base-exception", "pause.published",
+             "turn.write-failed.stays-paused", "run.paused.never-error",
+             "resume.refusal.order", "expiry.transition", "run.lifecycle.table"})),)),
+    Peer("OpenAI Agents SDK + pausepoint",
+         "pausepoint_conformance.peers.openai_agents_peer:make_sqlite_guarded",
+         "docs/guards/openai-agents.md",
+         reproductions=(Reproduction(GUARD_LIMITS, frozenset({
+             "pause.refusal.order", "run.lifecycle.table", "input.bounded",
+             "lifecycle.refusal.no-change", "pause.payload.schema", "resume.response.schema",
+             "effect.refusal.no-effect"})),)),
+    Peer("Pydantic AI + pausepoint",
+         "pausepoint_conformance.peers.pydantic_ai_peer:make_sqlite_guarded",
+         "docs/guards/pydantic-ai.md",
+         reproductions=(Reproduction(GUARD_LIMITS, frozenset({
+             "pause.signal.base-exception", "input.bounded", "pause.refusal.before-mint",
+             "run.lifecycle.table", "lifecycle.refusal.no-change", "pause.payload.schema",
+             "resume.response.schema", "effect.refusal.no-effect"})),)),
+    Peer("llama-index-workflows + pausepoint",
+         "pausepoint_conformance.peers.llama_index_workflows_peer:make_sqlite_guarded",
+         "docs/guards/llama-index-workflows.md",
+         reproductions=(Reproduction(GUARD_LIMITS, frozenset({
+             "pause.signal.base-exception", "run.lifecycle.table"})),)),
+)
+"""The matrix's "with pausepoint" columns: a framework measured through its own peer adapter
+with its guard (:mod:`pausepoint.guards`) switched on.  Each page (``docs/guards/``) holds the
+column's matrix and, under :data:`GUARD_LIMITS`, why each clause the guard cannot fix stays
+failing."""

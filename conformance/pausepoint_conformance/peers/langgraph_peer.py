@@ -69,6 +69,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.config import get_config
 from langgraph.errors import is_invalid_resume
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -76,8 +77,14 @@ from langgraph.types import Command, Interrupt, interrupt
 from pydantic import JsonValue
 
 from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.ports import Claims
 from pausepoint.engine.harness import MemoryWorld
+from pausepoint.guards.core import Answer, Guard
+from pausepoint.guards.langgraph import FRAMEWORK as GUARD_FRAMEWORK
+from pausepoint.guards.langgraph import effect as guard_effect
+from pausepoint.guards.langgraph import thread_of
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
@@ -88,6 +95,7 @@ from pausepoint_conformance.peers.base import (
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.peers.guarded import GuardedPeer
 from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
@@ -289,7 +297,7 @@ class LangGraphAdapter(StoredPeerAdapter):
 
         def ask(state: RunState) -> dict[str, Any]:
             try:
-                answer = interrupt(payload, response_schema=ANY_OBJECT)
+                answer = self._interrupt(run_id, node, payload)
             except Exception:  # the user's catch-all around the pause point
                 if catch_all is None:
                     raise
@@ -300,6 +308,10 @@ class LangGraphAdapter(StoredPeerAdapter):
                     self._world.apply(run_id, cleanup)
             return {"answers": {node: answer}}
         return ask
+
+    def _interrupt(self, run_id: str, node: str, payload: JsonValue) -> Any:
+        """A question node's pause point: LangGraph's ``interrupt``."""
+        return interrupt(payload, response_schema=ANY_OBJECT)
 
     @staticmethod
     def _gate_node(node: str, step: GateStep) -> _Node:
@@ -559,3 +571,122 @@ def make_sqlite_bare() -> LangGraphAdapter:
     """:func:`make_sqlite` resuming with the bare value, ``Command(resume=response)``, while
     one interrupt is pending (the other form LangGraph documents)."""
     return LangGraphAdapter("sqlite", resume_form="bare")
+
+
+# -- with pausepoint: the same adapter with the LangGraph guard switched on --------------------
+
+
+class GuardedLangGraphAdapter(GuardedPeer, LangGraphAdapter):
+    """:class:`LangGraphAdapter` with :mod:`pausepoint.guards.langgraph` switched on -- the
+    matrix's "with pausepoint" column.  The graphs, the checkpointer and the resume command
+    are the same; in front of them the guard (:class:`~.guarded.GuardedPeer`) checks every
+    question where the node asks it, registers every pending interrupt (published with its
+    ledger id and signed token), decides every answer (one winner; only it sends
+    ``Command(resume={interrupt id: answer})``; a replay returns the first outcome; a
+    different answer is a conflict) and journals each effect node's effect
+    (:func:`pausepoint.guards.langgraph.effect`).  A race gives every server a guard of its
+    own on the shared store (``guard_store``: the adapter's kind, or ``postgres``)."""
+
+    guard_framework = GUARD_FRAMEWORK
+
+    def __init__(self, store: str = "memory", *, scratch: str | None = None,
+                 resume_form: Literal["id", "bare"] = "id",
+                 guard_store: str | None = None) -> None:
+        super().__init__(store, scratch=scratch, resume_form=resume_form,
+                         guard_store=guard_store)
+        self._refusals: dict[str, PausepointError] = {}
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        saver = "InMemorySaver" if self.store == "memory" else "SqliteSaver"
+        return peer_hello(
+            name=f"langgraph + pausepoint guard ({saver})", distribution="langgraph",
+            homepage="https://github.com/langchain-ai/langgraph", groups=self.claimed(),
+            notes=f"LangGraph {saver} behind pausepoint.guards.langgraph: ledger, signed "
+                  "tokens, one winner, replay, journalled effects")
+
+    def _interrupt(self, run_id: str, node: str, payload: JsonValue) -> Any:
+        """The guard checks the pause where the node asks (``Guard.check``, inside the user's
+        code around the pause point): refused before LangGraph raises and checkpoints it."""
+        run = self._runs[run_id]
+        q = run.questions[node]
+        session, scope = self._bindings.get(run_id, ("", ""))
+        self._box.guard.check(thread_id=run_id, name=q.name, payload=payload,
+                              tool_call_id=q.tool_call_id, session_id=session, scope=scope,
+                              checkpointed=run.checkpointed)
+        return super()._interrupt(run_id, node, payload)
+
+    def _invoke(self, app: App, value: Any,  # type: ignore[override]
+                config: RunnableConfig) -> tuple[list[dict[str, Any]], bool]:
+        """The plain invocation; a pause the guard refused stops it (kept for the report)."""
+        try:
+            return LangGraphAdapter._invoke(app, value, config)
+        except PausepointError as exc:
+            self._refusals[thread_of(config)] = exc
+            return [], True
+
+    def _effect_node(self, run_id: str, key: str) -> _Node:
+        def effect(state: RunState) -> dict[str, Any]:
+            node = str(get_config().get("metadata", {}).get("langgraph_node", ""))
+            guard_effect(self._box.guard, f"{node}:{key}",
+                         lambda: self._world.apply(run_id, key))
+            return {}
+        return effect
+
+    def _publish(self, run: _Run, node: str, interrupt_id: str,
+                 payload: Any) -> PublishedPause:
+        q = run.questions[node]
+        return self._guarded_pause(run.run_id, interrupt_id, q.name, payload, q.tool_call_id)
+
+    def _report(self, run: _Run, finished: list[dict[str, Any]], failed: bool,
+                ran: bool = True) -> RunReport:
+        """The plain report, or -- when the guard refused to take a pause (unregistered, its
+        payload off its schema, a tool pause without its call id) -- the refusal."""
+        try:
+            refused = self._refusals.pop(run.run_id, None)
+            if refused is not None:
+                raise refused
+            return super()._report(run, finished, failed, ran)
+        except PausepointError as exc:
+            return self._refused_report(run.run_id, exc, ran)
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] | None = None) -> ResumeResult:
+        def resolve(guard: Guard, claims: Claims) -> tuple[_Run, App, str] | Refused:
+            run = self._runs.get(claims.thread_id)
+            if run is None:
+                return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                               message=f"no thread {claims.thread_id!r}")
+            return run, self._app(run, fresh), claims.interrupt_id
+
+        def answer(guard: Guard, r: tuple[_Run, App, str]) -> ResumeData:
+            run, app, ledger_id = r
+            box: dict[str, Any] = {}
+
+            def call(a: Answer) -> bool:
+                box["finished"], box["failed"] = self._invoke(
+                    app, Command(resume={a.interrupt_id: a.data}), run.config)
+                return bool(box["failed"])
+            out = guard.resume(args.token, args.response, call, session_id=args.session_id,
+                               scope=args.scope, responder=args.responder, run_id=args.run_id,
+                               outcome=lambda failed: {"failed": failed})
+            report = (self._report(run, [], False, ran=False) if out.replayed
+                      else self._report(run, box["finished"], box["failed"]))
+            return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
+        return self._guarded_resume(args, fresh, together, resolve, answer, _refusal)
+
+
+def make_guarded() -> GuardedLangGraphAdapter:
+    """:func:`make` with the pausepoint guard switched on."""
+    return GuardedLangGraphAdapter("memory")
+
+
+def make_sqlite_guarded() -> GuardedLangGraphAdapter:
+    """:func:`make_sqlite` with the pausepoint guard switched on (its ledger in a SQLite
+    file beside the checkpointer's)."""
+    return GuardedLangGraphAdapter("sqlite")
+
+
+def make_postgres_guarded() -> GuardedLangGraphAdapter:
+    """:func:`make_sqlite` with the guard's ledger on PostgreSQL (``$PAUSEPOINT_PG_DSN``, a
+    schema of its own): racing servers share it through connections of their own."""
+    return GuardedLangGraphAdapter("sqlite", guard_store="postgres")

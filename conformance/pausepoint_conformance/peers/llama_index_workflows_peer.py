@@ -95,8 +95,14 @@ from workflows.events import (
 from workflows.handler import WorkflowHandler
 
 from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, GateVerdict, ThresholdGate
+from pausepoint.core.ports import Claims
 from pausepoint.engine.harness import MemoryWorld
+from pausepoint.guards.aio import resume_async
+from pausepoint.guards.core import Answer as GuardAnswer
+from pausepoint.guards.core import Guard
+from pausepoint.guards.llama_index_workflows import FRAMEWORK as GUARD_FRAMEWORK
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
@@ -107,6 +113,7 @@ from pausepoint_conformance.peers.base import (
     attempt,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.peers.guarded import GuardedPeer
 from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
@@ -250,10 +257,13 @@ def _plan(run_id: str, script: Sequence[Step]) -> _Plan:
 class ScriptedRun(Workflow):
     """One run's workflow: a step execution per script step, a waiter per question."""
 
-    def __init__(self, plan: _Plan, world: MemoryWorld) -> None:
+    def __init__(self, plan: _Plan, world: MemoryWorld,
+                 effect: Callable[[str, str, Callable[[], None]], None] | None = None) -> None:
         super().__init__(timeout=None)
         self.plan = plan
         self.world = world
+        self.effect = effect or (lambda _run, _key, fn: fn())
+        """How an effect step's side effect runs: ``effect(run id, key, apply)``."""
 
     @step
     async def begin(self, ev: StartEvent) -> _Next:
@@ -265,7 +275,8 @@ class ScriptedRun(Workflow):
             return StopEvent(result="done")
         s = self.plan.steps[ev.index]
         if isinstance(s, EffectStep):
-            self.world.apply(self.plan.run_id, s.key)
+            key, run_id = s.key, self.plan.run_id
+            self.effect(run_id, f"step{ev.index}:{key}", lambda: self.world.apply(run_id, key))
         elif isinstance(s, GateStep):
             verdict = _gate_verdict(s)
             if verdict.decision == Decision.DENY:
@@ -414,10 +425,14 @@ class LlamaIndexWorkflowsAdapter(StoredPeerAdapter):
     def _app(self, plan: _Plan, fresh: bool = False) -> ScriptedRun:
         """The run's workflow (``fresh``: another instance, as another server would have)."""
         if fresh:
-            return ScriptedRun(plan, self._world)
+            return ScriptedRun(plan, self._world, self._effect)
         if plan.run_id not in self._apps:
-            self._apps[plan.run_id] = ScriptedRun(plan, self._world)
+            self._apps[plan.run_id] = ScriptedRun(plan, self._world, self._effect)
         return self._apps[plan.run_id]
+
+    def _effect(self, run_id: str, key: str, apply: Callable[[], None]) -> None:
+        """An effect step's side effect: applied."""
+        apply()
 
     # -- publishing --------------------------------------------------------------------------
 
@@ -570,3 +585,96 @@ def make() -> LlamaIndexWorkflowsAdapter:
 def make_sqlite() -> LlamaIndexWorkflowsAdapter:
     """llama-index-workflows with the saved contexts in a SQLite file (claims durability)."""
     return LlamaIndexWorkflowsAdapter("sqlite")
+
+
+# -- with pausepoint: the same adapter with the llama-index-workflows guard switched on --------
+
+
+class GuardedLlamaIndexWorkflowsAdapter(GuardedPeer, LlamaIndexWorkflowsAdapter):
+    """:class:`LlamaIndexWorkflowsAdapter` with the guard of
+    :mod:`pausepoint.guards.llama_index_workflows` switched on -- the matrix's "with
+    pausepoint" column.  The workflows, their events and the saved contexts are the same; in
+    front of them a :class:`~.guarded.GuardBox`'s guard registers every waiter of a saved
+    context (published with its ledger id and signed token), decides every answer (one winner;
+    only it restores the context and sends the answer with ``ctx.send_event``, through
+    :func:`pausepoint.guards.aio.resume_async`; a replay returns the first outcome; a
+    different answer is a conflict) and journals each effect step's effect.  A race gives
+    every server a guard of its own on the shared store."""
+
+    guard_framework = GUARD_FRAMEWORK
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        where = "in memory" if self.store == "memory" else "in SQLite"
+        return peer_hello(
+            name=f"llama-index-workflows + pausepoint guard (contexts {where})",
+            distribution="llama-index-workflows",
+            homepage="https://github.com/run-llama/workflows-py", groups=self.claimed(),
+            notes=f"llama-index-workflows (contexts saved {where}) behind "
+                  "pausepoint.guards.llama_index_workflows: ledger, signed tokens, one winner, "
+                  "replay, journalled effects")
+
+    def _effect(self, run_id: str, key: str, apply: Callable[[], None]) -> None:
+        def once() -> str:
+            apply()
+            return "applied"
+        self._box.guard.effect(run_id, key, once)
+
+    def _publish(self, plan: _Plan, waiter: str) -> PublishedPause:
+        q = plan.questions[waiter]
+        return self._guarded_pause(plan.run_id, waiter, q.name, q.payload, q.tool_call_id)
+
+    def _record(self, plan: _Plan, settled: _Settled) -> RunReport:
+        """The plain record, or -- when the guard refused to take a pause -- the refusal."""
+        try:
+            return super()._record(plan, settled)
+        except PausepointError as exc:
+            return self._refused_report(plan.run_id, exc)
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] | None = None) -> ResumeResult:
+        def resolve(guard: Guard, claims: Claims) -> tuple[_Plan, dict[str, Any], str] | Refused:
+            plan = self._plans.get(claims.thread_id)
+            saved = self._contexts.get(claims.thread_id) if plan is not None else None
+            if plan is None or saved is None:
+                return _refused(ErrorCode.PAUSE_UNKNOWN,
+                                f"no saved context for run {claims.thread_id!r}")
+            return plan, saved, claims.interrupt_id
+
+        def answer(guard: Guard, r: tuple[_Plan, dict[str, Any], str]) -> ResumeData:
+            plan, saved, ledger_id = r
+            box: list[RunReport] = []
+
+            async def go(a: GuardAnswer) -> str:
+                app = self._app(plan, fresh)
+                ctx: Context = Context.from_dict(app, saved)
+                settled = await _settle(app.run(ctx=ctx), Answer(question=a.interrupt_id,
+                                                                 response=a.data))
+                box.append(self._record(plan, settled))
+                return settled.status.value
+            out = asyncio.run(resume_async(
+                guard, args.token, args.response, go, session_id=args.session_id,
+                scope=args.scope, responder=args.responder, run_id=args.run_id))
+            status = RunStatus(out.outcome) if isinstance(out.outcome, str) else \
+                RunStatus.PAUSED
+            report = box[0] if box else RunReport(run_id=plan.run_id, status=status,
+                                                  events=[], pauses=self._live(plan))
+            return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
+        return self._guarded_resume(args, fresh, together, resolve, answer,
+                                    lambda _exc: None)
+
+
+def make_guarded() -> GuardedLlamaIndexWorkflowsAdapter:
+    """:func:`make` with the pausepoint guard switched on (its ledger in memory)."""
+    return GuardedLlamaIndexWorkflowsAdapter("memory")
+
+
+def make_sqlite_guarded() -> GuardedLlamaIndexWorkflowsAdapter:
+    """:func:`make_sqlite` with the pausepoint guard switched on (its ledger in a SQLite file
+    beside the saved contexts)."""
+    return GuardedLlamaIndexWorkflowsAdapter("sqlite")
+
+
+def make_postgres_guarded() -> GuardedLlamaIndexWorkflowsAdapter:
+    """:func:`make_sqlite` with the guard's ledger on PostgreSQL (``$PAUSEPOINT_PG_DSN``, a
+    schema of its own): racing servers share it through connections of their own."""
+    return GuardedLlamaIndexWorkflowsAdapter("sqlite", guard_store="postgres")

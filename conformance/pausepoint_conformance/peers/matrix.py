@@ -25,7 +25,7 @@ from typing import Final
 
 from pausepoint.core.clauses import CLAUSES
 from pausepoint_conformance.adapters.loader import load_factory
-from pausepoint_conformance.peers import PEERS, Peer
+from pausepoint_conformance.peers import GUARDED, PEERS, Peer
 from pausepoint_conformance.suite.report import LABEL
 from pausepoint_conformance.suite.runner import Plan, SuiteResult, Verdict, run_suite
 from pausepoint_conformance.vectors.generator import generate
@@ -144,7 +144,7 @@ def splice(doc: str, generated: str) -> str:
 
 def pages(root: Path = Path(".")) -> dict[Path, str]:
     """Every page with its generated block brought up to date (written or not)."""
-    results = {p: measure(p) for p in PEERS}
+    results = {p: measure(p) for p in (*PEERS, *GUARDED)}
     out: dict[Path, str] = {}
     for peer, result in results.items():
         path = root / peer.doc

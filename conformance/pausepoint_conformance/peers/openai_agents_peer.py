@@ -114,8 +114,15 @@ from openai.types.responses import (
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.ports import Claims
 from pausepoint.engine.harness import MemoryWorld
+from pausepoint.guards.core import Answer, Guard
+from pausepoint.guards.openai_agents import FRAMEWORK as GUARD_FRAMEWORK
+from pausepoint.guards.openai_agents import approved, arguments_of, call_id_of
+from pausepoint.guards.openai_agents import effect as guard_effect
+from pausepoint.guards.openai_agents import running as guard_running
 from pausepoint_conformance.adapters.reference import INTERACTIONS
 from pausepoint_conformance.peers.base import (
     DENIED,
@@ -131,6 +138,7 @@ from pausepoint_conformance.peers.base import (
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.peers.guarded import GuardedPeer
 from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     Empty,
@@ -482,3 +490,121 @@ def make() -> OpenAIAgentsAdapter:
 def make_sqlite() -> OpenAIAgentsAdapter:
     """The OpenAI Agents SDK, each run's saved state in a SQLite file (claims durability)."""
     return OpenAIAgentsAdapter("sqlite")
+
+
+# -- with pausepoint: the same adapter with the OpenAI Agents guard switched on ----------------
+
+
+class GuardedOpenAIAgentsAdapter(GuardedPeer, OpenAIAgentsAdapter):
+    """:class:`OpenAIAgentsAdapter` with :mod:`pausepoint.guards.openai_agents` switched on --
+    the matrix's "with pausepoint" column.  The agents, the scripted model, the tools and the
+    saved ``RunState`` are the same; in front of them the guard
+    (:class:`~.guarded.GuardedPeer`) registers every pending approval (published with its
+    ledger id and signed token), decides every answer (one winner; only it loads the saved
+    state, approves or rejects and runs the agent on; a replay returns the first outcome; a
+    different answer is a conflict) and journals the ``effect`` tool's effect under its tool
+    call id (:func:`pausepoint.guards.openai_agents.effect`).  A race gives every server a
+    guard of its own on the shared store (``guard_store``: the adapter's kind, or
+    ``postgres``)."""
+
+    guard_framework = GUARD_FRAMEWORK
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        saved = "in memory" if self.store == "memory" else "in SQLite"
+        return peer_hello(
+            name=f"openai-agents + pausepoint guard (RunState JSON {saved})",
+            distribution="openai-agents",
+            homepage="https://github.com/openai/openai-agents-python", groups=self.claimed(),
+            notes=f"OpenAI Agents SDK (RunState JSON {saved}) behind "
+                  "pausepoint.guards.openai_agents: ledger, signed tokens, one winner, replay, "
+                  "journalled effects")
+
+    def _effect_tool(self, run_id: str) -> FunctionTool:
+        world, box = self._world, self._box
+
+        @function_tool
+        def effect(ctx: ToolContext[Any], key: str) -> str:
+            """Apply a side effect to the world."""
+            def apply() -> str:
+                world.apply(run_id, key)
+                return "applied"
+            with guard_running(box.guard, run_id):
+                return guard_effect(ctx.tool_call_id, apply)
+        return effect
+
+    def _publish(self, run: _Run, item: ToolApprovalItem) -> PublishedPause:
+        tool = item.tool_name or ""
+        return self._guarded_pause(run.run_id, call_id_of(item),
+                                   run.script.questions.get(tool, tool),
+                                   arguments_of(item), call_id_of(item))
+
+    def _report(self, run: _Run, pending: Sequence[ToolApprovalItem]) -> RunReport:
+        """The plain report, or -- when the guard refused to take an approval (its payload
+        off its schema or bounds) -- the refusal."""
+        try:
+            return super()._report(run, pending)
+        except PausepointError as exc:
+            return self._refused_report(run.run_id, exc)
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] | None = None) -> ResumeResult:
+        def resolve(guard: Guard, claims: Claims) -> tuple[_Run, Agent[Any], str] | Refused:
+            run = self._runs.get(claims.thread_id)
+            if run is None:
+                return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                               message=f"no run {claims.thread_id!r}")
+            asked = guard.service.interaction(claims.name)
+            if asked is not None and asked.response_fits(args.response):
+                # the SDK's answer is approve or reject: an answer the interaction accepts but
+                # the SDK cannot take is refused before it is consumed (one the interaction
+                # refuses is the guard's to refuse, in the contract's order)
+                decision = approval(args.response)
+                if isinstance(decision, Refused):
+                    return decision
+            return run, self._agent(run, fresh), claims.interrupt_id
+
+        def answer(guard: Guard, r: tuple[_Run, Agent[Any], str]) -> ResumeData | Refused:
+            run, agent, ledger_id = r
+            box: dict[str, RunResult] = {}
+
+            def call(a: Answer) -> str:
+                saved = self._states.get(run.run_id)
+                assert saved is not None
+                state = self._restore(agent, saved)
+                item = next(i for i in state.get_interruptions()
+                            if call_id_of(i) == a.interrupt_id)
+                if approved(a.data):
+                    state.approve(item)
+                else:
+                    state.reject(item)
+                result = asyncio.run(self._run(agent, state))
+                self._states.put(run.run_id, _save(result))
+                box["result"] = result
+                return "continued"
+            out = guard.resume(args.token, args.response, call, session_id=args.session_id,
+                               scope=args.scope, responder=args.responder, run_id=args.run_id)
+            pending = (box["result"].interruptions if "result" in box
+                       else self._restore(agent, self._states.get(run.run_id) or "{}")
+                       .get_interruptions())
+            report = self._report(run, pending)
+            if out.replayed:
+                report = report.model_copy(update={"events": []})
+            return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
+        return self._guarded_resume(args, fresh, together, resolve, answer, _refusal)
+
+
+def make_guarded() -> GuardedOpenAIAgentsAdapter:
+    """:func:`make` with the pausepoint guard switched on."""
+    return GuardedOpenAIAgentsAdapter("memory")
+
+
+def make_sqlite_guarded() -> GuardedOpenAIAgentsAdapter:
+    """:func:`make_sqlite` with the pausepoint guard switched on (its ledger in a SQLite file
+    beside the saved states)."""
+    return GuardedOpenAIAgentsAdapter("sqlite")
+
+
+def make_postgres_guarded() -> GuardedOpenAIAgentsAdapter:
+    """:func:`make_sqlite` with the guard's ledger on PostgreSQL (``$PAUSEPOINT_PG_DSN``, a
+    schema of its own): racing servers share it through connections of their own."""
+    return GuardedOpenAIAgentsAdapter("sqlite", guard_store="postgres")

@@ -108,8 +108,14 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
 from pausepoint.core.clauses import ErrorCode, Group
+from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
+from pausepoint.core.ports import Claims
 from pausepoint.engine.harness import MemoryWorld
+from pausepoint.guards.core import Guard
+from pausepoint.guards.pydantic_ai import FRAMEWORK as GUARD_FRAMEWORK
+from pausepoint.guards.pydantic_ai import GuardedAgent
+from pausepoint.guards.pydantic_ai import effect as guard_effect
 from pausepoint_conformance.peers.base import (
     NO_EXPIRY,
     TOKEN_SEPARATOR,
@@ -120,6 +126,8 @@ from pausepoint_conformance.peers.base import (
     resume_in_two_steps,
 )
 from pausepoint_conformance.peers.base import hello as peer_hello
+from pausepoint_conformance.peers.guarded import GuardedPeer
+from pausepoint_conformance.peers.guarded import published as guarded_published
 from pausepoint_conformance.protocol.wire import (
     CrashRestartArgs,
     EffectStep,
@@ -313,11 +321,10 @@ class PydanticAIAdapter(PeerAdapter):
                                                                           DeferredToolRequests])
         world, run_id = self._world, run.run_id
 
-        @agent.tool_plain
-        def effect(key: str) -> str:
+        @agent.tool
+        def effect(ctx: RunContext[None], key: str) -> str:
             """Carry out an action."""
-            world.apply(run_id, key)
-            return "applied"
+            return self._apply(ctx, run_id, key)
 
         @agent.tool
         def ask(ctx: RunContext[None], question: Interaction, payload: dict[str, Any]) -> Any:
@@ -352,6 +359,11 @@ class PydanticAIAdapter(PeerAdapter):
             return "allowed"
 
         return agent
+
+    def _apply(self, ctx: RunContext[None], run_id: str, key: str) -> str:
+        """The ``effect`` tool's side effect: ``key`` applied to the world."""
+        self._world.apply(run_id, key)
+        return "applied"
 
     @staticmethod
     def _define(args: StartArgs) -> _Run:
@@ -502,3 +514,108 @@ class PydanticAIAdapter(PeerAdapter):
 def make() -> PydanticAIAdapter:
     """Pydantic AI with an ``InMemoryConversationStore``."""
     return PydanticAIAdapter()
+
+
+# -- with pausepoint: the same adapter with the Pydantic AI guard switched on ------------------
+
+
+class GuardedPydanticAIAdapter(GuardedPeer, PydanticAIAdapter):
+    """:class:`PydanticAIAdapter` with :mod:`pausepoint.guards.pydantic_ai` switched on -- the
+    matrix's "with pausepoint" column.  The agents, the scripted model, the tools and the
+    conversation store are the same; in front of them a :class:`~.guarded.GuardBox`'s guard
+    registers every deferred call (:meth:`GuardedAgent.register`: published with its ledger id
+    and signed token), decides every answer (:meth:`GuardedAgent.resume`: one winner; only it
+    runs the agent on the loaded conversation, once every call of the turn is answered; a
+    replay returns the first outcome; a different answer is a conflict) and journals the
+    ``effect`` tool's effect under its conversation and tool call id
+    (:func:`pausepoint.guards.pydantic_ai.effect`).  A race gives every server a guard of its
+    own on the shared store.  The conversations stay in memory (``guard_store`` is where the
+    guard's ledger is)."""
+
+    guard_framework = GUARD_FRAMEWORK
+    scratch_prefix = "pausepoint-pydantic-ai-guarded-"
+
+    def __init__(self, guard_store: str = "memory") -> None:
+        super().__init__("memory", guard_store=guard_store)
+
+    def hello(self, args: HelloArgs) -> Result[HelloData]:
+        return peer_hello(
+            name="pydantic-ai + pausepoint guard (InMemoryConversationStore)",
+            distribution="pydantic-ai-slim",
+            homepage="https://github.com/pydantic/pydantic-ai", groups=self.claimed(),
+            notes="Pydantic AI deferred tools behind pausepoint.guards.pydantic_ai: ledger, "
+                  "signed tokens, one winner, replay, a turn's answers kept until all are in, "
+                  "journalled effects")
+
+    def _guarded(self, run: _Run, guard: Guard) -> GuardedAgent[Output]:
+        def name_of(call: ToolCallPart, kind: str) -> str:
+            if isinstance(run.step(call.tool_call_id), GateStep):
+                return "approve"
+            return str(call.args_as_dict().get("question", ""))
+        return GuardedAgent(self._agent(run), guard, name_of=name_of)
+
+    def _apply(self, ctx: RunContext[None], run_id: str, key: str) -> str:
+        return guard_effect(self._box.guard, ctx, key, lambda: super(
+            GuardedPydanticAIAdapter, self)._apply(ctx, run_id, key))
+
+    def _publish(self, run: _Run, call: ToolCallPart,
+                 requests: DeferredToolRequests) -> PublishedPause:
+        session, scope = self._bindings.get(run.run_id, ("", ""))
+        pauses = self._guarded(run, self._box.guard).register(requests, run.run_id,
+                                                              session_id=session, scope=scope)
+        pause = guarded_published(next(p for p in pauses if p.tool_call_id == call.tool_call_id))
+        run.published[pause.interrupt_id] = pause
+        return pause
+
+    async def _invoke(self, run: _Run, **kwargs: Any) -> RunReport:
+        """The plain invocation; a pause the guard refused to take is the run's refusal."""
+        try:
+            return await super()._invoke(run, **kwargs)
+        except PausepointError as exc:
+            return self._refused_report(run.run_id, exc)
+
+    def _resume(self, args: ResumeArgs, fresh: bool = False,
+                together: Callable[[], None] | None = None) -> ResumeResult:
+        def resolve(guard: Guard, claims: Claims) -> tuple[_Run, Conversation | None] | Refused:
+            run = self._runs.get(claims.thread_id)
+            if run is None:
+                return Refused(code=ErrorCode.PAUSE_UNKNOWN.value,
+                               message=f"no conversation {claims.thread_id!r}")
+            return run, asyncio.run(self._store.load(run.run_id, scope=run.scope))
+
+        def answer(guard: Guard, r: tuple[_Run, Conversation | None]) -> ResumeData:
+            run, conversation = r
+            given: dict[str, Any] = ({"message_history": []} if conversation is None
+                                     else {"conversation": conversation})
+            out = asyncio.run(self._guarded(run, guard).resume(
+                args.token, args.response, session_id=args.session_id, scope=args.scope,
+                responder=args.responder, run_id=args.run_id, **given))
+            done = None if out.result is None else out.result.result
+            if done is not None:
+                asyncio.run(self._store.save(done, scope=run.scope))
+            first = out.outcome if isinstance(out.outcome, dict) else {}
+            status = (RunStatus.DONE if first.get("output") is not None
+                      and not first.get("interrupts") else RunStatus.PAUSED)
+            report = RunReport(
+                run_id=run.run_id, status=status,
+                events=[status.value] if done is not None else [],
+                pauses=[guarded_published(p) for p in guard.pending(run.run_id)])
+            ledger_id = guard.service.signer.verify(args.token).interrupt_id
+            return ResumeData(replayed=out.replayed, interrupt_id=ledger_id, run=report)
+        return self._guarded_resume(args, fresh, together, resolve, answer, _refusal)
+
+
+def make_guarded() -> GuardedPydanticAIAdapter:
+    """:func:`make` with the pausepoint guard switched on (its ledger in memory)."""
+    return GuardedPydanticAIAdapter("memory")
+
+
+def make_sqlite_guarded() -> GuardedPydanticAIAdapter:
+    """:func:`make` with the pausepoint guard switched on, its ledger in a SQLite file."""
+    return GuardedPydanticAIAdapter("sqlite")
+
+
+def make_postgres_guarded() -> GuardedPydanticAIAdapter:
+    """:func:`make` with the guard's ledger on PostgreSQL (``$PAUSEPOINT_PG_DSN``, a schema
+    of its own): racing servers share it through connections of their own."""
+    return GuardedPydanticAIAdapter("postgres")
