@@ -47,9 +47,9 @@ class WriteBehindLedger(Delegate):
         self._flush()
         return bool(self.inner.transition(interrupt_id, expected_version, new, result))
 
-    def issue(self, record: PauseRecord) -> bool:
+    def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         self._flush()
-        return bool(self.inner.issue(record))
+        return bool(self.inner.issue(record, fence=fence))
 
     def set_result(self, interrupt_id: str, result: str) -> None:
         self._flush()
