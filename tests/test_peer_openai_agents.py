@@ -10,8 +10,6 @@ knows who approves; its shape must be ``{"approved": bool}``, the SDK's approve 
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from pausepoint_conformance.peers.openai_agents_peer import OpenAIAgentsAdapter
@@ -25,7 +23,17 @@ from pausepoint_conformance.protocol.wire import (
 )
 from pausepoint_conformance.suite.framework import ask, effect, end
 from pausepoint_conformance.suite.runner import SuiteResult, Verdict
-from peer_checks import adapters, answer, count, having, measured, phase, started, why
+from peer_checks import (
+    adapters,
+    answer,
+    count,
+    having,
+    measured,
+    no_network,
+    phase,
+    started,
+    why,
+)
 
 FAILED = {
     "resume.consume.single-winner", "resume.authority", "run.lifecycle.table",
@@ -142,14 +150,7 @@ def test_the_sdk_refuses_a_call_it_cannot_run(adapter: OpenAIAgentsAdapter, step
 
 def test_nothing_reaches_the_network(adapter: OpenAIAgentsAdapter,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    tried: list[object] = []
-
-    def refuse(self: socket.socket, address: object) -> None:
-        tried.append(address)
-        raise OSError("no network in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    tried = no_network(monkeypatch)
     (p,) = started(adapter, "r1", ask("approve"), effect("b")).pauses
     done = adapter.resume(answer(p))
     assert isinstance(done, Ok) and done.data.run.status == "done"
