@@ -1,8 +1,9 @@
 """Test helpers shared by several test files: expecting a typed refusal, and a checkpoint
-store whose writes fail."""
+store whose writes fail, and a payment system that counts its calls."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,3 +39,17 @@ class FailingCheckpoints:
     def latest(self, thread_id: str) -> str | None:
         out: str | None = self.inner.latest(thread_id)
         return out
+
+
+class Payments:
+    """A payment system shared by racing servers (threads): every call it receives, in order,
+    each answered with a receipt numbered by its place."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: list[str] = []
+
+    def do(self, what: str) -> str:
+        with self.lock:
+            self.calls.append(what)
+            return f"rcpt-{len(self.calls)}"

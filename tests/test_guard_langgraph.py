@@ -17,6 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from langgraph.types import interrupt as lg_interrupt
 
+from doubles import Payments
 from pausepoint import ErrorCode, Interaction, KeyRing, PausepointError
 from pausepoint.guards import Guard
 from pausepoint.guards.langgraph import GuardedGraph, effect, interrupt
@@ -31,23 +32,13 @@ class State(TypedDict, total=False):
     receipt: Any
 
 
-class Payments:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.charges: list[str] = []
-
-    def charge(self, order: str) -> str:
-        with self.lock:
-            self.charges.append(order)
-            return f"rcpt-{len(self.charges)}"
-
 
 def build(payments: Payments, guard: Guard | None) -> StateGraph[State, None, State, State]:
     """A refund agent: it looks the order up (a side effect, run again by LangGraph when the
     node re-runs on resume), asks a person, then pays."""
     def ask(state: State) -> dict[str, Any]:
         def look_up() -> str:
-            return payments.charge(f"lookup:{state['order']}")
+            return payments.do(f"lookup:{state['order']}")
         if guard is None:
             look_up()
             answer = lg_interrupt({"order": state["order"]})
@@ -60,7 +51,7 @@ def build(payments: Payments, guard: Guard | None) -> StateGraph[State, None, St
         if not state["answer"].get("approved"):
             return {}
         def go() -> str:
-            return payments.charge(state["order"])
+            return payments.do(state["order"])
         return {"receipt": go() if guard is None else effect(guard, "pay", go)}
 
     g = StateGraph(State)
@@ -138,8 +129,8 @@ def race(calls: list[Any]) -> None:
     True])
 def test_two_servers_resume_one_interrupt_pay_once(db: Path, guarded: bool) -> None:
     payments = _two_servers_resume(db, guarded)
-    assert payments.charges.count("o-1") == 1
-    assert payments.charges.count("lookup:o-1") == 1
+    assert payments.calls.count("o-1") == 1
+    assert payments.calls.count("lookup:o-1") == 1
 
 
 def test_resume_refusals_replay_and_conflict(db: Path) -> None:
@@ -161,7 +152,7 @@ def test_resume_refusals_replay_and_conflict(db: Path) -> None:
     with pytest.raises(PausepointError) as exc:
         app.resume(p.token[:-3] + "AAA", {"approved": True}, session_id="s", scope="shop")
     assert exc.value.code in (ErrorCode.TOKEN_INVALID, ErrorCode.TOKEN_MALFORMED)
-    assert payments.charges == ["lookup:o-2"]
+    assert payments.calls == ["lookup:o-2"]
     first = app.resume(p.token, {"approved": True}, session_id="s", scope="shop")
     assert not first.replayed and first.result is not None
     assert first.outcome["output"]["receipt"] == "rcpt-2"
@@ -170,7 +161,7 @@ def test_resume_refusals_replay_and_conflict(db: Path) -> None:
     with pytest.raises(PausepointError) as exc:
         app.resume(p.token, {"approved": False}, session_id="s", scope="shop")
     assert exc.value.code is ErrorCode.RESPONSE_CONFLICT
-    assert payments.charges == ["lookup:o-2", "o-2"]
+    assert payments.calls == ["lookup:o-2", "o-2"]
 
 
 def test_plain_interrupt_asks_the_graphs_interaction(db: Path) -> None:

@@ -6,7 +6,6 @@ guard off (the double charge, strict xfail) and on (one charge); tokens, replay,
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from workflows.events import (
     WorkflowIdleEvent,
 )
 
+from doubles import Payments
 from pausepoint import ErrorCode, Interaction, KeyRing, PausepointError
 from pausepoint.guards import Guard
 from pausepoint.guards.llama_index_workflows import FRAMEWORK, GuardedWorkflow, ask
@@ -33,16 +33,6 @@ class Approval(BaseModel):
 
 INTERACTIONS = [Interaction("approve", response=Approval)]
 
-
-class Payments:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.calls: list[str] = []
-
-    def do(self, what: str) -> str:
-        with self.lock:
-            self.calls.append(what)
-            return f"rcpt-{len(self.calls)}"
 
 
 class Approved(Event):

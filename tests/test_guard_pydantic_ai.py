@@ -6,7 +6,6 @@ of one turn."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
+from doubles import Payments
 from pausepoint import ErrorCode, Interaction, KeyRing, PausepointError
 from pausepoint.guards import Guard
 from pausepoint.guards.pydantic_ai import FRAMEWORK, GuardedAgent, effect
@@ -30,18 +30,6 @@ class Approval(BaseModel):
 INTERACTIONS = [Interaction("approve", response=Approval), Interaction("ask")]
 
 
-class Ledger:
-    """The payment system: every call it receives, in order."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.calls: list[str] = []
-
-    def do(self, what: str) -> str:
-        with self.lock:
-            self.calls.append(what)
-            return f"rcpt-{len(self.calls)}"
-
 
 def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """Refund (one tool call, needing approval); then report."""
@@ -51,7 +39,7 @@ def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart("refunded")])
 
 
-def build(payments: Ledger, guard: Guard | None) -> Agent[None, str | DeferredToolRequests]:
+def build(payments: Payments, guard: Guard | None) -> Agent[None, str | DeferredToolRequests]:
     """A refund agent: the tool notes the request (a side effect before it defers, run again
     when Pydantic AI calls the approved tool from the top), asks for approval, then pays."""
     agent: Agent[None, str | DeferredToolRequests] = Agent(
@@ -74,7 +62,7 @@ def build(payments: Ledger, guard: Guard | None) -> Agent[None, str | DeferredTo
     return agent
 
 
-def two_servers_answer(payments: Ledger, guard_of: Any) -> list[Any]:
+def two_servers_answer(payments: Payments, guard_of: Any) -> list[Any]:
     """Start the run, then two servers (agents of their own, the guard's on a shared store)
     answer the one deferred call together."""
     agents = [build(payments, guard_of(i)) for i in range(3)]
@@ -102,7 +90,7 @@ def two_servers_answer(payments: Ledger, guard_of: Any) -> list[Any]:
                    "call both run the approved tool, and the note before the deferral runs "
                    "again")
 def test_guard_off_refunds_twice() -> None:
-    payments = Ledger()
+    payments = Payments()
     two_servers_answer(payments, lambda _i: None)
     assert payments.calls.count("refund:o-7") == 1
     assert payments.calls.count("note:o-7") == 1
@@ -117,7 +105,7 @@ def _guards(tmp_path: Path) -> list[Guard]:
 
 
 def test_guard_on_refunds_once(tmp_path: Path) -> None:
-    payments = Ledger()
+    payments = Payments()
     guards = _guards(tmp_path)
     out = two_servers_answer(payments, lambda i: guards[i])
     assert sorted(r.replayed for r in out) == [False, True]
@@ -129,7 +117,7 @@ def test_guard_on_refunds_once(tmp_path: Path) -> None:
 
 
 def test_replay_conflict_and_tokens(tmp_path: Path) -> None:
-    payments = Ledger()
+    payments = Payments()
     guard = _guards(tmp_path)[0]
     app = GuardedAgent(build(payments, guard), guard)
 
