@@ -105,6 +105,20 @@ class Ledger(Protocol):
         ...
 
 
+class ConsumingLedger(Protocol):
+    """What a ledger may offer beyond :class:`Ledger`: a resume's consume as one atomic
+    conditional write (one round trip to a database server), where a read and a ``transition``
+    take two.  Optional: the services use it only when the ledger's own class defines it."""
+
+    def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
+                checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
+        """Write ``new`` over the pause of ``claims`` and ``token`` only if its stored state
+        is exactly ``expected`` -- one winner among any number of racing calls -- and return
+        the record as written with the turn of ``claims.checkpoint_id`` (as ``checkpoints``
+        holds it); None, and no change, when the write did not land."""
+        ...
+
+
 @runtime_checkable
 class CheckpointStore(Protocol):
     """Turn checkpoints: what a run needs to continue.  ``write`` returns whether the write was

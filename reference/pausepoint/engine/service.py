@@ -13,6 +13,7 @@ import enum
 import json
 import re
 import secrets
+import typing
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -30,6 +31,7 @@ from pausepoint.core.ports import (
     CheckpointStore,
     Claims,
     Clock,
+    ConsumingLedger,
     EffectJournal,
     EffectStatus,
     Ledger,
@@ -319,6 +321,21 @@ class PauseService:
         validated = None if interaction is None else interaction.validate_response(response)
         response_valid = validated is not None
         response_digest = "" if validated is None else digest(validated.text)
+        binding_ok = (request.session_id == claims.session_id
+                      and request.run_id in (None, claims.run_id)
+                      and request.root_run_id in (None, claims.root_run_id))
+        scope_ok = request.scope == claims.scope
+        facts: tuple[int, bool] | None = None
+        one_write = getattr(type(self.ledger), "consume", None)
+        if callable(one_write) and isinstance(token, str) and validated is not None:
+            assert interaction is not None
+            facts = (now := self.clock.now(),
+                     interaction.authority(request.responder, claims, now))
+            at_once = self._consume_in_one_write(claims, token, lc.Resume(
+                now=now, response_digest=response_digest, binding_ok=binding_ok,
+                scope_ok=scope_ok, authorized=facts[1]))
+            if at_once is not None:
+                return attrs.evolve(at_once, answer=validated.value)
         with self.trace.atomic():
             record = self.ledger.get(claims.interrupt_id)
             self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
@@ -329,13 +346,12 @@ class PauseService:
         if record.claims != claims or record.token != token:
             raise PausepointError(ErrorCode.TOKEN_INVALID, "resume.token.binds-one-pause",
                                   "the token was not minted for the pause it names")
-        binding_ok = (request.session_id == claims.session_id
-                      and request.run_id in (None, claims.run_id)
-                      and request.root_run_id in (None, claims.root_run_id))
-        scope_ok = request.scope == claims.scope
-        now = self.clock.now()
-        authorized = interaction is not None and interaction.authority(
-            request.responder, claims, now)
+        if facts is None:
+            now = self.clock.now()
+            authorized = interaction is not None and interaction.authority(
+                request.responder, claims, now)
+        else:
+            now, authorized = facts
         if not scope_ok:  # audited whatever else is wrong with the request (resume.binding.scope)
             self.audit.record(AuditEvent(
                 "cross_scope_redemption", claims.interrupt_id,
@@ -367,6 +383,33 @@ class PauseService:
                                      answer=validated.value)
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "resume.consume.single-winner",
                               "the ledger row kept changing; nothing was consumed")
+
+    def _consume_in_one_write(self, claims: Claims, token: str,
+                              event: lc.Resume) -> ResumeOutcome | None:
+        """The consume of a resumable pause as the ledger's one conditional write
+        (:class:`~pausepoint.core.ports.ConsumingLedger`), when its own class offers it -- a
+        wrapper that forwards attributes to a ledger does not pass it on, so what the wrapper
+        does to ``get`` and ``transition`` is never bypassed.  The lifecycle decides on the
+        state a resumable pause of these claims has; the write lands only on the row of these
+        claims and this token that still has exactly that state -- the row the decision holds
+        for, as after a read, and one winner among racers, as with ``transition``.  None when
+        the decision is not a consume or the write did not land: nothing changed, and the
+        caller reads the row and decides on what it holds."""
+        expected = PauseState(phase=Phase.RESUMABLE, expires_at=claims.expires_at,
+                              turn_recorded=True)
+        out = self.machine.step(expected, event)
+        if isinstance(out, lc.Refusal) or out.action != lc.Action.CONSUMED:
+            return None
+        ledger = typing.cast(ConsumingLedger, self.ledger)
+        with self.trace.atomic():
+            won = ledger.consume(claims, token, expected, out.state, self.checkpoints)
+            if won is not None:  # read and committed in one statement, traced as such
+                self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
+                                response=event.response_digest)
+                self.trace.emit("commit", pause=claims.interrupt_id, result="consumed")
+        if won is None:
+            return None
+        return ResumeOutcome(record=won[0], replayed=False, turn=won[1])
 
     def set_result(self, interrupt_id: str, result: object) -> None:
         self.ledger.set_result(interrupt_id, built_json(result))

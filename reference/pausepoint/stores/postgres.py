@@ -14,12 +14,26 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Final
 
 import psycopg
 
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
-from pausepoint.stores.sql import TABLES, Dialect, SqlStore
+from pausepoint.core.lifecycle import PauseState
+from pausepoint.core.ports import CheckpointStore, Claims, PauseRecord
+from pausepoint.stores.sql import (
+    CHECKPOINTS,
+    CLAIM_COLUMNS,
+    PAUSE_NAMES,
+    PAUSES,
+    TABLES,
+    Dialect,
+    SqlLedger,
+    SqlStore,
+    row_to_pause,
+    schema,
+)
 
 DSN_ENV = "PAUSEPOINT_PG_DSN"
 
@@ -38,6 +52,56 @@ POSTGRES: Dialect = Dialect(
 )
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+_SCHEMA_OBJECTS: Final[tuple[str, ...]] = tuple(
+    m.group(1) for ddl in schema(POSTGRES)
+    for m in [re.search(r"IF NOT EXISTS (\w+)", ddl)] if m is not None)
+"""Every table and index :func:`~pausepoint.stores.sql.schema` creates, by name."""
+
+
+class PostgresLedger(SqlLedger):
+    """The SQL ledger, plus the resume's consume as one statement: one round trip, where a
+    read of the row and then its conditional update take two (and a read of the turn
+    checkpoint a third)."""
+
+    CONSUME_STATE: Final = (
+        "phase = ? AND expires_at = ? AND turn_recorded = ? "
+        "AND response_digest IS NOT DISTINCT FROM ? AND consumed_at IS NOT DISTINCT FROM ?")
+    """The consume's condition on the row's state: all of it, as the lifecycle read it."""
+    CONSUME: Final = (
+        f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
+        "response_digest = ?, consumed_at = ?, version = version + 1 "
+        f"WHERE {' AND '.join(f'{col} = ?' for _f, col, _t in CLAIM_COLUMNS)} AND token = ? "
+        f"AND ({CONSUME_STATE}) RETURNING {', '.join(PAUSE_NAMES)}, "
+        f"(SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = {PAUSES}.checkpoint_id)")
+    """One conditional ``UPDATE ... RETURNING``: it lands only on the row of exactly these
+    claims and this token whose state is exactly the expected one -- the row lock makes one of
+    any number of racing consumes the winner (under READ COMMITTED a waiting ``UPDATE``
+    re-checks the condition on the row the winner committed, which is no longer in the
+    expected state) -- and it returns the row as written, with the turn checkpoint it binds,
+    read in the same statement."""
+
+    def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
+                checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
+        """Write ``new`` over the pause of ``claims`` and ``token`` only if its state is
+        ``expected`` (``resume.consume.single-winner``); the record as written and the turn of
+        its checkpoint (read by ``checkpoints`` when it is not this store's own), or None when
+        the write did not land (nothing changed)."""
+        params = (new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
+                  new.consumed_at, *(getattr(claims, f) for f, _c, _t in CLAIM_COLUMNS), token,
+                  expected.phase.value, expected.expires_at, int(expected.turn_recorded),
+                  expected.response_digest, expected.consumed_at)
+        with self._s.transaction(write=True, single=True) as conn:
+            cur = self._s.execute(conn, self.CONSUME, params)
+            rows = cur.fetchall()
+            cur.close()
+        if not rows:
+            return None
+        record = row_to_pause(rows[0][:-1])
+        if checkpoints is not self._s.checkpoints:
+            return record, checkpoints.read(claims.checkpoint_id)
+        turn = rows[0][-1]
+        return record, None if turn is None else str(turn)
 
 
 class PostgresStore(SqlStore):
@@ -62,6 +126,17 @@ class PostgresStore(SqlStore):
         self.namespace = namespace
         self.connect_timeout = connect_timeout
         super().__init__(POSTGRES, self._open)
+        self.ledger = PostgresLedger(self)
+
+    def create_schema(self) -> None:
+        """Create the tables and indexes -- unless all of them are there already.  ``CREATE
+        INDEX IF NOT EXISTS`` takes a share lock on its table even when the index exists, so a
+        store opened while others write would queue behind their transactions and could
+        deadlock with a multi-statement one; one catalogue read first avoids taking any lock."""
+        present = self.read("SELECT count(to_regclass(name)) FROM unnest(?::text[]) AS name",
+                            (list(_SCHEMA_OBJECTS),))
+        if int(present[0][0]) != len(_SCHEMA_OBJECTS):
+            super().create_schema()
 
     def _open(self) -> psycopg.Connection[tuple[object, ...]]:
         conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)

@@ -188,8 +188,8 @@ def _insert(table: str, columns: Sequence[str], conflict: str, update: Sequence[
 
 # -- row <-> record --------------------------------------------------------------------------
 
-_PAUSE_NAMES: Final = tuple(c for c, _t in PAUSE_COLUMNS)
-_PAUSE_SELECT: Final = f"SELECT {', '.join(_PAUSE_NAMES)} FROM {PAUSES}"
+PAUSE_NAMES: Final = tuple(c for c, _t in PAUSE_COLUMNS)
+_PAUSE_SELECT: Final = f"SELECT {', '.join(PAUSE_NAMES)} FROM {PAUSES}"
 _OUTSTANDING_PHASES: Final = tuple(sorted(p.value for p in OUTSTANDING))
 _OUTSTANDING_SQL: Final = f"phase IN ({_marks(len(_OUTSTANDING_PHASES))})"
 _RUN_NAMES: Final = tuple(c for c, _t in RUN_COLUMNS)
@@ -466,14 +466,14 @@ class _Facet:
 class SqlLedger(_Facet):
     """:class:`pausepoint.core.ports.Ledger` over SQL."""
 
-    _ISSUE: Final = _insert(PAUSES, _PAUSE_NAMES, "interrupt_id", ())
+    _ISSUE: Final = _insert(PAUSES, PAUSE_NAMES, "interrupt_id", ())
 
     @property
     def _issue_fenced(self) -> str:
         """One statement: insert the row if the run's row still carries the fencing epoch (read
         with the dialect's row lock), as the effect journal's start does."""
-        return (f"INSERT INTO {PAUSES} ({', '.join(_PAUSE_NAMES)}) "
-                f"SELECT {_marks(len(_PAUSE_NAMES))} WHERE EXISTS (SELECT 1 FROM {RUNS} "
+        return (f"INSERT INTO {PAUSES} ({', '.join(PAUSE_NAMES)}) "
+                f"SELECT {_marks(len(PAUSE_NAMES))} WHERE EXISTS (SELECT 1 FROM {RUNS} "
                 f"WHERE run_id = ? AND epoch = ?{self._s.dialect.row_lock}) "
                 "ON CONFLICT (interrupt_id) DO NOTHING")
     _TRANSITION: Final = (
