@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,11 @@ from pausepoint.engine.service import (
     run_record,
 )
 from pausepoint.engine.sinks import MemoryAudit
-from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle
+from pausepoint.stores import MemoryStore, PostgresStore, SqliteStore, StoreBundle
 from pausepoint.stores.base import PortBundle
+from pausepoint.stores.sql import TABLES
+from pausepoint_conformance.faults.testbed import StoreSpec, drop, fresh_sqlite
+from pg import pg_spec
 
 E = ErrorCode
 TTL = 10_000
@@ -79,6 +82,8 @@ def store_snapshot(bundle: StoreBundle) -> object:
             return "\n".join(db.iterdump())
         finally:
             db.close()
+    if isinstance(bundle, PostgresStore):
+        return [bundle.read(f"SELECT * FROM {table} ORDER BY seq") for table in TABLES]
     assert isinstance(bundle, MemoryStore), bundle
     return (dict(bundle._pauses), dict(bundle._checkpoints), dict(bundle._payloads),
             dict(bundle._effects), dict(bundle._runs))
@@ -150,6 +155,18 @@ def make_env(store: StoreBundle, *, service_class: type[PauseService] = PauseSer
                             effects=svc.effects, runs=svc.runs, clock=clock, audit=audit,
                             ttl_ms=TTL)
     return Env(store, svc, clock, ring, spy, audit, allowed, calls, until)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreBundle]:
+    """The shared ``store`` fixture's kinds, and PostgreSQL (a schema of its own; skipped
+    without ``$PAUSEPOINT_PG_DSN``): there a resume takes the ledger's one write."""
+    spec = (pg_spec("pp_service") if request.param == "postgres" else
+            StoreSpec("memory") if request.param == "memory" else fresh_sqlite(tmp_path))
+    bundle = spec.open()
+    yield bundle
+    bundle.close()
+    drop(spec)
 
 
 @pytest.fixture
