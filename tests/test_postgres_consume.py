@@ -20,7 +20,7 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.core.lifecycle import Phase
 from pausepoint.engine.service import ResumeOutcome
 from pausepoint.stores import PostgresStore
-from pausepoint.stores.postgres import PostgresLedger
+from pausepoint_conformance.faults.race import consume_blind
 from pausepoint_conformance.faults.testbed import drop
 from pg import pg_spec
 from test_service import REQUEST, Env, make_env, take
@@ -28,14 +28,6 @@ from test_service import REQUEST, Env, make_env, take
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 from bench_postgres import protocol_trace, round_trips, statements
-
-
-class BlindPostgresLedger(PostgresLedger):
-    """BROKEN: the one-statement consume lost its condition on the row's state (the
-    parameters are still bound, and ignored): it lands on any row of the token's pause."""
-
-    CONSUME = PostgresLedger.CONSUME.replace(  # type: ignore[misc]
-        f"({PostgresLedger.CONSUME_STATE})", f"({PostgresLedger.CONSUME_STATE} OR TRUE)")
 
 
 class Forwarding:
@@ -65,7 +57,7 @@ def conn_of(store: PostgresStore) -> Any:
 
 
 def blind(env: Env) -> Env:
-    env.svc.ledger = BlindPostgresLedger(env.store)  # type: ignore[arg-type]
+    env.svc.ledger = consume_blind(env.svc.ledger)
     return env
 
 

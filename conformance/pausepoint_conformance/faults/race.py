@@ -20,7 +20,8 @@ Race kinds: ``same`` (everyone sends the same answer), ``differ`` (two different
 it) and ``cancel`` (resumers against a canceller).
 
 ``broken="version-blind"`` wraps each worker's ledger in a deliberately broken transition that
-ignores the version it read (check-then-act), to show the checks bite.
+ignores the version it read (check-then-act), to show the checks bite; ``"consume-blind"``
+breaks PostgreSQL's one-statement consume (the resume's usual path there) the same way.
 
 **Any implementation** (:func:`race_adapter`, ``--adapter``, spelled as for ``pausepoint
 conform``): the same ``same`` and ``differ`` races through the adapter protocol -- a run that
@@ -127,6 +128,17 @@ class VersionBlindLedger:
                 return True
 
 
+def consume_blind(ledger: Ledger) -> Ledger:
+    """DELIBERATELY BROKEN: the ledger's one-statement consume (``CONSUME``, PostgreSQL's)
+    without its condition on the row's state -- it lands on the token's row whatever state the
+    row is in (the parameters are still bound, and ignored)."""
+    cls: Any = type(ledger)
+    state = cls.CONSUME_STATE
+    blind = type(f"ConsumeBlind{cls.__name__}", (cls,), {
+        "CONSUME": cls.CONSUME.replace(f"({state})", f"({state} OR TRUE)")})
+    return cast(Ledger, blind(cast(Any, ledger)._s))
+
+
 def make_service(spec: StoreSpec, key_path: str, clock: SetClock,
                  broken: str | None = None) -> tuple[PauseService, StoreBundle]:
     store = spec.open()
@@ -134,6 +146,8 @@ def make_service(spec: StoreSpec, key_path: str, clock: SetClock,
                       clock=clock, ttl_ms=TTL_MS).service
     if broken == "version-blind":
         service.ledger = cast(Ledger, VersionBlindLedger(service.ledger))
+    elif broken == "consume-blind":
+        service.ledger = consume_blind(service.ledger)
     return service, store
 
 
@@ -522,10 +536,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--processes", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=25)
-    parser.add_argument("--broken", choices=("version-blind", *RUN_BROKEN),
+    parser.add_argument("--broken", choices=("version-blind", "consume-blind", *RUN_BROKEN),
                         help="a deliberately broken variant, to see the checks bite "
-                             "(version-blind: the pause race; unfenced, step-blind: the run "
-                             "race)")
+                             "(version-blind: the pause race; consume-blind: the pause race "
+                             "through PostgreSQL's one-statement consume; unfenced, "
+                             "step-blind: the run race)")
     run_level = parser.add_argument_group(
         "the run-level race (any of these selects it): restarters, resumers and cancellers "
         "on parent and child runs, see faults/runrace.py")
@@ -541,6 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "as for `pausepoint conform --adapter` (reference, "
                              'cmd:"<command line>", MODULE:CALLABLE); --processes racers')
     args = parser.parse_args(argv)
+    if args.broken == "consume-blind" and args.store != "postgres":
+        parser.error("--broken consume-blind breaks PostgreSQL's one-statement consume: "
+                     "--store postgres")
     if args.adapter is not None:
         return main_on_adapter(args.adapter, lambda adapter, name: race_adapter(
             adapter, racers=args.processes, rounds=args.rounds, name=name))
