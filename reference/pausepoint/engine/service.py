@@ -13,9 +13,8 @@ import enum
 import json
 import re
 import secrets
-import typing
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import attrs
 
@@ -400,7 +399,7 @@ class PauseService:
         out = self.machine.step(expected, event)
         if isinstance(out, lc.Refusal) or out.action != lc.Action.CONSUMED:
             return None
-        ledger = typing.cast(ConsumingLedger, self.ledger)
+        ledger = cast(ConsumingLedger, self.ledger)
         with self.trace.atomic():
             won = ledger.consume(claims, token, expected, out.state, self.checkpoints)
             if won is not None:  # read and committed in one statement, traced as such
