@@ -296,6 +296,15 @@ class TappedBundle:
                 tap.unit = None
             tap.write("unit_of_work.commit", (unit,), stack.close)
 
+    def commit_so_far(self) -> None:
+        """The store's ``commit_so_far``: inside a unit, a commit of the unit so far (a tapped
+        ``unit_of_work.commit``), the writes after it numbered as a new unit."""
+        tap = self._tap
+        if tap.unit is None:
+            return
+        tap.write("unit_of_work.commit", (tap.unit,), self.inner.commit_so_far)  # type: ignore[attr-defined]
+        tap.unit = f"{tap.proc}:{os.getpid()}:{tap.count + 1}"
+
 
 def effective(trace: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The ``after`` entries of writes that took effect: outside a unit of work, or in one whose

@@ -45,6 +45,7 @@ from pausepoint.core.registry import RECONCILE, Interaction, Registry
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
+from pausepoint.stores.base import Units
 
 MAX_CAS_ATTEMPTS = 64
 MAX_MINT_ATTEMPTS = 4
@@ -120,9 +121,7 @@ class PauseService:
     def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
                  checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
                  runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int,
-                 payload_key: bytes | None = None,
-                 unit_of_work: Callable[[], contextlib.AbstractContextManager[object]] | None
-                 = None) -> None:
+                 payload_key: bytes | None = None, units: Units | None = None) -> None:
         self.registry = registry
         self.signer = signer
         self.ledger = ledger
@@ -137,15 +136,22 @@ class PauseService:
             payload_key = secrets.token_bytes(DIGEST_KEY_MIN)
         keyed_digest(payload_key, "")  # refuses a short key now, not at the first pause
         self._payload_key = payload_key
-        self._unit_of_work = unit_of_work or contextlib.nullcontext
+        self._units = units
 
     def unit_of_work(self) -> contextlib.AbstractContextManager[object]:
-        """The store's unit of work (its ``unit_of_work()``, when the store bundle has one:
-        every facet's writes inside commit together, once, or not at all); a no-op where the
-        ports come from different stores.  Each operation here writes its rows in one; the
-        engine wraps an operation of its own and the service calls it makes in one too (nested
-        units join the outer one)."""
-        return self._unit_of_work()
+        """The store's unit of work (:class:`~pausepoint.stores.base.Units`, when the store
+        bundle has one: every facet's writes inside commit together, once, or not at all); a
+        no-op where the ports come from different stores.  Each operation here writes its rows
+        in one; the engine wraps an operation of its own and the service calls it makes in one
+        too (nested units join the outer one)."""
+        return contextlib.nullcontext() if self._units is None else self._units.unit_of_work()
+
+    def commit_so_far(self) -> None:
+        """Inside a unit of work, commit what it wrote so far and go on (the store's
+        :meth:`~pausepoint.stores.base.Units.commit_so_far`): before a side effect runs, its
+        journalled start must be durable (``effect.journal.bracket``)."""
+        if self._units is not None:
+            self._units.commit_so_far()
 
     # -- pause ---------------------------------------------------------------------------
 
@@ -167,7 +173,7 @@ class PauseService:
     def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str = "", checkpoint_id: str | None = None,
               ttl_ms: int | None = None, reserved: bool = False,
-              fence: int | None = None) -> PauseRecord:
+              fence: int | None = None, turn: str | None = None) -> PauseRecord:
         """Take a pause.  Every refusal happens before a token is minted
         (pause.refusal.before-mint).  A pause already issued under ``interrupt_id`` with the
         same binding, name, tool call id, checkpoint and payload is returned as it is, with the
@@ -180,7 +186,30 @@ class PauseService:
 
         ``fence`` (an epoch of the run) makes the pause conditional on its driver still owning
         the run under that epoch, in the ledger's insert itself: a driver that lost the run is
-        refused ``invalid_transition`` and nothing is written (``run.ownership.fencing``)."""
+        refused ``invalid_transition`` and nothing is written (``run.ownership.fencing``).
+
+        ``turn``: the turn checkpoint to record with the pause (:meth:`record_turn`), in the
+        same unit of work -- one commit for the pause and its turn, and the pause comes back
+        resumable.  If the turn's write fails, the unit commits nothing: the pause is not
+        taken (the refusal of :meth:`record_turn`), and taking it again is a fresh start."""
+        if turn is None:
+            return self._take(binding=binding, name=name, payload=payload,
+                              interrupt_id=interrupt_id, tool_call_id=tool_call_id,
+                              checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
+                              fence=fence)
+        with self.unit_of_work():
+            rec = self._take(binding=binding, name=name, payload=payload,
+                             interrupt_id=interrupt_id, tool_call_id=tool_call_id,
+                             checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
+                             fence=fence)
+            if rec.state.phase == Phase.PAUSED and not rec.state.turn_recorded:
+                rec = self._record_turn(rec, turn)
+            return rec
+
+    def _take(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
+              tool_call_id: str, checkpoint_id: str | None, ttl_ms: int | None,
+              reserved: bool, fence: int | None) -> PauseRecord:
+        """:meth:`pause` without a turn."""
         # the name is looked up, not stored, first: anything unregistered is refused as such
         check_ids(interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                   checkpoint_id="" if checkpoint_id is None else checkpoint_id,
@@ -291,7 +320,11 @@ class PauseService:
     def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
         """Write the turn checkpoint; only a reported success makes the pause resumable
         (turn.resumable.earned)."""
-        record = self._get(interrupt_id)
+        return self._record_turn(self._get(interrupt_id), turn)
+
+    def _record_turn(self, record: PauseRecord, turn: str) -> PauseRecord:
+        """:meth:`record_turn` of the pause ``record`` (as just read or written)."""
+        interrupt_id = record.interrupt_id
         probe = self.machine.step(record.state, lc.RecordTurn(True))
         if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
             raise _refuse(probe)
