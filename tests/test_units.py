@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -217,7 +218,8 @@ def test_an_effect_commits_its_journal_start_before_it_runs(tmp_path: Path) -> N
             seen["status"] = other.effects.status("r", "pay")
             row = other.ledger.get("r/0/0")
             seen["phase"] = None if row is None else row.state.phase
-            seen["free"] = other.payloads.record("probe", "{}") is None  # a write goes through
+            other.payloads.record("probe", "{}")  # a write goes through: no lock is held
+            seen["free"] = other.payloads.get("probe") == "{}"
             return 7
         return ctx.effect("pay", pay)
 
@@ -266,7 +268,11 @@ def test_a_pause_whose_turn_fails_is_not_taken(tmp_path: Path) -> None:
     store = CountingSqlite(tmp_path / "svc.db")
     svc = service_on(store)
     write = store.checkpoints.write
-    store.checkpoints.write = lambda *a: store.read("SELECT nope FROM nothing") and False  # type: ignore[method-assign]
+
+    def failing(checkpoint_id: str, thread_id: str, turn: str) -> bool:  # the driver fails
+        store.read("SELECT nope FROM nothing")
+        return False
+    store.checkpoints.write = failing  # type: ignore[method-assign]  # inside the unit
     with pytest.raises(Exception) as err:
         svc.pause(binding=BINDING, name="approve", payload={"amount": 1}, interrupt_id="i",
                   checkpoint_id="r@0", turn="{}")
@@ -288,7 +294,8 @@ def test_commit_so_far_lets_others_in_and_the_rest_commits_at_the_end(
     them) and holds nothing until the unit's next call; what follows commits at the end, or
     -- if the unit then dies -- not at all, while what was committed stays."""
     store: Any = CountingSqlite(tmp_path / "p.db") if kind == "sqlite" else MemoryStore()
-    assert isinstance(store, Units)
+    assert isinstance(store, Units)  # both units and commit_so_far
+    store = typing.cast(Any, store)
     other = SqliteStore(tmp_path / "p.db", busy_timeout=0.5) if kind == "sqlite" else store
     with pytest.raises(Killed), store.unit_of_work():
         store.payloads.record("a", "1")
@@ -311,3 +318,65 @@ def test_commit_so_far_lets_others_in_and_the_rest_commits_at_the_end(
     store.commit_so_far()  # outside a unit: nothing to do
     if kind == "sqlite":
         assert store.counted(lambda: None)[1] == 0
+
+
+# -- one winner ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    from pausepoint_conformance.faults.testbed import drop, fresh_postgres, fresh_sqlite
+
+    if request.param == "sqlite":
+        spec = fresh_sqlite(str(tmp_path), "race.db")
+    else:
+        import os
+
+        dsn = os.environ.get("PAUSEPOINT_PG_DSN", "")
+        if not dsn:
+            pytest.skip("PAUSEPOINT_PG_DSN is not set")
+        spec = fresh_postgres(dsn, "pp_units")
+    yield spec
+    drop(spec)
+
+
+def test_racing_resumes_of_one_pause_have_one_winner(durable_spec: Any) -> None:
+    """`resume.consume.single-winner`: engines (each its own connections) resume one pause at
+    once with the same answer; the consume inside each resume's unit picks one winner, the
+    effect after the question runs once, every racer ends seeing the run done."""
+    import threading
+
+    bank, ring = Bank(), KeyRing.generate()
+    lock = threading.Lock()
+
+    def pay() -> int:
+        with lock:
+            return bank.pay()
+
+    def agent(ctx: RunContext, data: Any) -> Any:
+        ctx.ask("approve", {"amount": 1})
+        return ctx.effect("pay", pay)
+
+    def engine() -> Engine:
+        return Engine.open(durable_spec.open(), agents={"agent": agent},
+                           interactions=INTERACTIONS, clock=ManualClock(0), signer=ring)
+    first = engine()
+    (p,) = first.start("agent", None, run_id="r").pauses
+    racers = [engine() for _ in range(4)]
+    barrier = threading.Barrier(len(racers))
+    results: list[Any] = []
+
+    def race(e: Engine) -> None:
+        barrier.wait()
+        results.append(e.resume(p.token, {"approved": True}).status)
+    threads = [threading.Thread(target=race, args=(e,)) for e in racers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    row = first.deployment.service.ledger.get(p.interrupt_id)
+    assert row is not None and row.state.phase == Phase.CONSUMED
+    assert bank.paid == 1 and len(results) == len(racers)
+    assert first.status("r").value == "done"
+    for e in (first, *racers):
+        e.close()

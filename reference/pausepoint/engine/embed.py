@@ -218,10 +218,16 @@ class Engine:
         for run in svc.runs.with_status(RunStatus.RUNNING):
             if json.loads(run.state).get("agent") not in self.agents:
                 continue  # not one of this engine's
-            taken = self.owned.take(run, self.owned.recover())
-            if taken is not None:
-                results.append(self._drive(taken))
+            result = self._unit(self._recovering(run))  # one unit per run
+            if result is not None:
+                results.append(result)
         return results
+
+    def _recovering(self, run: RunRecord) -> Callable[[], RunResult | None]:
+        def recover() -> RunResult | None:
+            taken = self.owned.take(run, self.owned.recover())
+            return None if taken is None else self._drive(taken)
+        return recover
 
     def reconcile(self, interrupt_id: str, resolution: str) -> RunResult:
         """Settle an effect in doubt (``applied``, ``not_applied`` or ``compensated``); then
@@ -235,7 +241,7 @@ class Engine:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _unit(self, work: Callable[[], RunResult]) -> RunResult:
+    def _unit(self, work: Callable[[], T]) -> T:
         """Run an operation in one unit of work of the store: its writes -- a start's run and
         first pause, a resume's consume, continuation claim and next pause or end -- commit
         once, together, or not at all (a crash before the commit leaves nothing, and the

@@ -547,14 +547,15 @@ class PauseService:
         nothing (lifecycle.refusal.no-change).  A stop between the two writes leaves the effect
         journalled started: the continuation then opens a new recovery pause -- asks again --
         rather than guessing (effect.unknown-outcome)."""
-        won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
-        if won.claims.name == RECONCILE.name:
-            request = json.loads(won.payload)
-            status = {lc.Resolution.APPLIED: EffectStatus.FINISHED,
-                      lc.Resolution.NOT_APPLIED: EffectStatus.NOT_APPLIED,
-                      lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
-            self.effects.settle(request["run_id"], request["effect"], status)
-        return won
+        with self.unit_of_work():  # on a store with units, the two writes are one commit
+            won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
+            if won.claims.name == RECONCILE.name:
+                request = json.loads(won.payload)
+                status = {lc.Resolution.APPLIED: EffectStatus.FINISHED,
+                          lc.Resolution.NOT_APPLIED: EffectStatus.NOT_APPLIED,
+                          lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
+                self.effects.settle(request["run_id"], request["effect"], status)
+            return won
 
     # -- keys ----------------------------------------------------------------------------
 
