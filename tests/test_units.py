@@ -9,6 +9,7 @@ fails the counts and the crash checks: the checks bite."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import typing
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from typing import Any
 import pydantic
 import pytest
 
+import pausepoint
 from pausepoint import Engine, Interaction, RunContext, RunStatus
 from pausepoint.core.lifecycle import Phase
 from pausepoint.core.ports import EffectStatus, RunRecord
@@ -379,4 +381,50 @@ def test_racing_resumes_of_one_pause_have_one_winner(durable_spec: Any) -> None:
     assert bank.paid == 1 and len(results) == len(racers)
     assert first.status("r").value == "done"
     for e in (first, *racers):
+        e.close()
+
+
+def test_a_resume_racing_a_cancel_of_its_run_never_deadlocks(durable_spec: Any) -> None:
+    """`cancel.distinct`, `resume.consume.single-winner`: a resume's unit locks the pause row
+    (its consume) before the run row (its claim); a cancel's unit does too (its pauses first,
+    then the run's take-over), so on PostgreSQL the two queue behind each other -- with the
+    cancel taking the run first they deadlock and one fails ``store_unavailable`` (seen in
+    about a third of such races).  Every race ends with one verdict: the answer continued the
+    run, or the cancel refused it."""
+    import threading
+
+    def agent(ctx: RunContext, data: Any) -> Any:
+        ctx.ask("approve", {"amount": 1})
+        ctx.ask("approve", {"amount": 2})
+
+    ring = KeyRing.generate()
+
+    def engine() -> Engine:
+        return Engine.open(durable_spec.open(), agents={"agent": agent},
+                           interactions=INTERACTIONS, clock=ManualClock(0), signer=ring)
+    starter, resumer, canceller = engine(), engine(), engine()
+    failures: list[str] = []
+    def attempt(barrier: threading.Barrier, op: Callable[[], Any]) -> None:
+        barrier.wait()
+        try:
+            op()
+        except Exception as exc:  # every failure is reported below
+            if getattr(exc, "code", None) is not pausepoint.ErrorCode.PAUSE_CANCELLED:
+                failures.append(f"{type(exc).__name__}: {exc}"[:300])
+
+    for i in range(12):
+        (p,) = starter.start("agent", None, run_id=f"r{i}").pauses
+        barrier = threading.Barrier(2)
+        threads = [
+            threading.Thread(target=attempt, args=(barrier, functools.partial(
+                resumer.resume, p.token, {"approved": True}))),
+            threading.Thread(target=attempt, args=(barrier, functools.partial(
+                canceller.cancel, f"r{i}")))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert starter.status(f"r{i}").value == "cancelled"
+    assert failures == []
+    for e in (starter, resumer, canceller):
         e.close()

@@ -476,13 +476,19 @@ class PauseService:
         new epoch), so whoever drove it is fenced off before its next effect
         (``run.cancel.in-flight``).  A run that already ended done or error is refused with
         ``invalid_transition`` and nothing changes (``run.cancel.finished``); a child that ended
-        by itself stays as it is."""
+        by itself stays as it is.
+
+        A run's pauses, its take-over and its end are one unit of work (one commit), its pauses
+        written first: every unit locks pause rows before run rows, as a resume does (its
+        consume, then its continuation's claim of the run), so on PostgreSQL a cancel and a
+        resume of one run queue behind each other instead of deadlocking."""
         cancelled: list[str] = []
         todo = [run_id]
         while todo:
             rid = todo.pop()
-            with self.unit_of_work():  # a run's take-over, its pauses and its end: one commit
-                run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
+            with self.unit_of_work():
+                if rid == run_id:  # refused before anything is written
+                    self._refuse_cancel(rid, owner)
                 for rec in self.ledger.by_run(rid):
                     if rec.state.phase not in lc.TERMINAL:
                         try:
@@ -491,6 +497,7 @@ class PauseService:
                             if exc.code is ErrorCode.STORE_UNAVAILABLE:
                                 raise
                             # consumed or expired first: decided once
+                run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
                 if run is not None:
                     out = runs.step(run.run_state, runs.Cancelled(run.epoch))
                     if isinstance(out, runs.Accepted) and out.changed:
@@ -514,6 +521,13 @@ class PauseService:
             if above is not None and above.status in runs.CANCELLED_OR_CANCELLING:
                 return parent, RunStatus.CANCELLING
         return parent, None if parent is None else parent.status
+
+    def _refuse_cancel(self, run_id: str, owner: str) -> None:
+        """Refuse the cancel of a run that ended (its take-over would be refused)."""
+        run = self.runs.get(run_id)
+        out = None if run is None else runs.step(run.run_state, runs.Cancel(owner))
+        if isinstance(out, runs.Refusal):
+            raise PausepointError(out.code, out.clause, out.message)
 
     def _take_for_cancel(self, run_id: str, owner: str, refuse: bool) -> RunRecord | None:
         """The run, taken over in ``cancelling`` under a new epoch; None if there is no such
