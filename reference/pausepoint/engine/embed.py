@@ -353,7 +353,7 @@ class Engine:
         # only the engine's own recovery may name the reserved interaction (an agent asking
         # for it is refused interaction_unregistered)
         prior = [r for r in svc.ledger.by_run(run.run_id)
-                 if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")]
+                 if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")] if recovering else []
         live = [r for r in prior if r.state.phase in lc.LIVE]
         suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
         turn = canonical_json({"step": n})
