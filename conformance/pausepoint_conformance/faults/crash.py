@@ -557,19 +557,15 @@ def worker_main(spec: dict[str, Any]) -> int:
     inbox = Inbox(files.inbox)
     owner = str(spec.get("owner", DEFAULT_OWNER))
     lease_ms = int(spec.get("lease_ms", DEFAULT_LEASE_MS))
+    h: Harness | EngineDriver
     if files.engine:
         if tap.broken is not None or spec.get("trace"):
             raise ValueError("the engine's scenario runs unbroken and untraced")
-        driver = EngineDriver(files, tap, owner, lease_ms)
-        try:
-            status = drive(driver, inbox, proc, restart=bool(spec.get("restart")))
-        finally:
-            driver.deployment.store.close()
-        print(json.dumps({"status": status, "writes": tap.count}))
-        return 0
-    h = open_harness(files, tap, broken_hooks(tap.broken, proc), owner=owner,
-                     lease_ms=lease_ms)
-    if spec.get("trace"):
+        h = EngineDriver(files, tap, owner, lease_ms)
+    else:
+        h = open_harness(files, tap, broken_hooks(tap.broken, proc), owner=owner,
+                         lease_ms=lease_ms)
+    if spec.get("trace") and isinstance(h, Harness):
         sink = FileTrace(Elapsed(SystemClock(), files.trace_origin()), files.events)
         h.traced(sink)
         if spec.get("restart"):
