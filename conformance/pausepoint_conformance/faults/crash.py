@@ -9,7 +9,11 @@ and, when told to die at boundary ``N``, kills its own process with ``SIGKILL`` 
 the ``N``-th write or right *after* it returned (committed).  A store's unit of work (several
 writes, one commit) is a write of its own, ``unit_of_work.commit``: the writes inside it are
 numbered and killed at as well (the process then dies inside the open transaction), but they
-count as done only once their unit's commit returned (:func:`effective`).
+count as done only once their unit's commit returned (:func:`effective`); a unit's
+``commit_so_far`` (an effect's journalled start made durable before it applies) is such a commit
+too, and the unit's writes after it are numbered as a new unit.  ``run --engine`` runs the same
+scenario as an agent function on :class:`pausepoint.Engine` (:class:`EngineDriver`), whose
+start and resume are one unit each, cut at each effect.
 
 The orchestrator (:func:`enumerate_crashes`) first runs the scenario once without dying to count
 its ``T`` writes, then for every ``N`` in ``1..T`` and both sides of it: a fresh store and world,
