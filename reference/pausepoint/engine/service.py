@@ -487,8 +487,9 @@ class PauseService:
         while todo:
             rid = todo.pop()
             with self.unit_of_work():
-                if rid == run_id:  # refused before anything is written
-                    self._refuse_cancel(rid, owner)
+                run: RunRecord | None = self.runs.get(rid)
+                if rid == run_id and run is not None:  # refused before anything is written
+                    self._cancel_step(run, owner, refuse=True)
                 for rec in self.ledger.by_run(rid):
                     if rec.state.phase not in lc.TERMINAL:
                         try:
@@ -497,7 +498,7 @@ class PauseService:
                             if exc.code is ErrorCode.STORE_UNAVAILABLE:
                                 raise
                             # consumed or expired first: decided once
-                run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
+                run = self._take_for_cancel(rid, owner, refuse=rid == run_id, read=run)
                 if run is not None:
                     out = runs.step(run.run_state, runs.Cancelled(run.epoch))
                     if isinstance(out, runs.Accepted) and out.changed:
@@ -522,25 +523,28 @@ class PauseService:
                 return parent, RunStatus.CANCELLING
         return parent, None if parent is None else parent.status
 
-    def _refuse_cancel(self, run_id: str, owner: str) -> None:
-        """Refuse the cancel of a run that ended (its take-over would be refused)."""
-        run = self.runs.get(run_id)
-        out = None if run is None else runs.step(run.run_state, runs.Cancel(owner))
+    def _cancel_step(self, run: RunRecord, owner: str, refuse: bool) -> runs.Accepted | None:
+        """The run table's verdict on cancelling ``run``: None when it ended (``refuse``: then
+        refused, with the table's clause and code)."""
+        out = runs.step(run.run_state, runs.Cancel(owner))
         if isinstance(out, runs.Refusal):
-            raise PausepointError(out.code, out.clause, out.message)
+            if refuse:
+                raise PausepointError(out.code, out.clause, out.message)
+            return None
+        return out
 
-    def _take_for_cancel(self, run_id: str, owner: str, refuse: bool) -> RunRecord | None:
+    def _take_for_cancel(self, run_id: str, owner: str, refuse: bool,
+                         read: RunRecord | None = None) -> RunRecord | None:
         """The run, taken over in ``cancelling`` under a new epoch; None if there is no such
         run or (a child) it ended by itself -- it stays so, and its children are still
-        cancelled.  ``refuse``: a run that ended is refused."""
+        cancelled.  ``refuse``: a run that ended is refused.  ``read``: the run as just read
+        (the first attempt then reads nothing)."""
         for _ in range(MAX_CAS_ATTEMPTS):
-            run = self.runs.get(run_id)
+            run, read = read or self.runs.get(run_id), None
             if run is None:
                 return None
-            out = runs.step(run.run_state, runs.Cancel(owner))
-            if isinstance(out, runs.Refusal):
-                if refuse:
-                    raise PausepointError(out.code, out.clause, out.message)
+            out = self._cancel_step(run, owner, refuse)
+            if out is None:
                 return None
             if not out.changed:
                 return run
