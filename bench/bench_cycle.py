@@ -8,7 +8,8 @@ different one each round -- so a noisy period hits all of them alike:
 
 * **floor**: what a cycle cannot avoid -- two durable SQLite commits (one for the pause, one
   for the resume), one Ed25519 sign and one verify (``cryptography``), each timed;
-* **service**: ``PauseService.pause`` -> ``record_turn`` -> ``resume`` on a SQLite store;
+* **service**: ``PauseService.pause`` with its turn (one unit: one commit) -> ``resume`` on a
+  SQLite store;
 * **harness**: ``Harness.open("sqlite:...")``: start a script with one interrupt, resume it;
 * **embedding**: the same through the public embedding API, once it exists (see
   :func:`embedding_variant`);
@@ -125,7 +126,7 @@ class Floor:
 
 
 class ServiceCycle:
-    """``PauseService.pause`` -> ``record_turn`` -> ``resume`` on ``store`` (closed with it)."""
+    """``PauseService.pause(..., turn=...)`` -> ``resume`` on ``store`` (closed with it)."""
 
     name = "service"
 
@@ -141,9 +142,8 @@ class ServiceCycle:
         binding = PauseBinding(run_id=run, root_run_id=run, session_id="s", thread_id=run,
                                scope="t")
         t0 = time.perf_counter()
-        self.service.pause(binding=binding, name="approve", payload=PAYLOAD, interrupt_id=run,
-                           checkpoint_id=f"{run}@0")
-        token = self.service.record_turn(run, "{}").token
+        token = self.service.pause(binding=binding, name="approve", payload=PAYLOAD,
+                                   interrupt_id=run, checkpoint_id=f"{run}@0", turn="{}").token
         self.service.resume(token, RESPONSE, self.request)
         return [(self.label, time.perf_counter() - t0)]
 

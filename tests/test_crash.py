@@ -85,6 +85,36 @@ def test_crash_while_taking_a_run_over(tmp_path: Path, store: str) -> None:
     assert report.violations == [], "\n".join(report.violations)
 
 
+# -- the embedding engine: one commit per operation --------------------------------------------
+
+
+def _check_engine_units(report: CrashReport) -> None:
+    """Every boundary of the scenario on the engine, each killed before and after: a start and
+    a resume each commit once at their end and once at each effect, before it applies
+    (``effect.journal.bracket``) -- four commits in all, every store write inside a unit."""
+    assert report.cases == 2 * len(report.writes)
+    assert report.writes.count("unit_of_work.commit") == 4, report.writes
+    commits = [i for i, w in enumerate(report.writes) if w == "unit_of_work.commit"]
+    for i, w in enumerate(report.writes):
+        if w == "world.apply":  # an effect applies right after a commit of its journal start
+            assert report.writes[i - 2:i] == ("effects.start", "unit_of_work.commit")
+    assert commits[-1] == len(report.writes) - 1
+    assert all(r.died for r in report.results), [r.case for r in report.results if not r.died]
+    assert any(r.in_doubt for r in report.results)
+    assert report.violations == [], "\n".join(report.violations)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_crash_at_every_boundary_of_the_engine(tmp_path: Path, store: str) -> None:
+    """The same scenario as an agent function on :class:`pausepoint.Engine`, whose start and
+    resume are one unit of work each (cut at the effects): a death anywhere inside a unit
+    loses all of it, and the run still ends done with every invariant kept."""
+    factory = sqlite_factory if store == "sqlite" else postgres_factory(pg_dsn())
+    report = enumerate_crashes(factory, str(tmp_path), engine=True)
+    print(_report(report))
+    _check_engine_units(report)
+
+
 # -- the checks bite -------------------------------------------------------------------------
 
 

@@ -9,7 +9,11 @@ and, when told to die at boundary ``N``, kills its own process with ``SIGKILL`` 
 the ``N``-th write or right *after* it returned (committed).  A store's unit of work (several
 writes, one commit) is a write of its own, ``unit_of_work.commit``: the writes inside it are
 numbered and killed at as well (the process then dies inside the open transaction), but they
-count as done only once their unit's commit returned (:func:`effective`).
+count as done only once their unit's commit returned (:func:`effective`); a unit's
+``commit_so_far`` (an effect's journalled start made durable before it applies) is such a commit
+too, and the unit's writes after it are numbered as a new unit.  ``run --engine`` runs the same
+scenario as an agent function on :class:`pausepoint.Engine` (:class:`EngineDriver`), whose
+start and resume are one unit each, cut at each effect.
 
 The orchestrator (:func:`enumerate_crashes`) first runs the scenario once without dying to count
 its ``T`` writes, then for every ``N`` in ``1..T`` and both sides of it: a fresh store and world,
@@ -76,7 +80,7 @@ import attrs
 
 from pausepoint.core.clauses import Group
 from pausepoint.core.errors import PausepointError
-from pausepoint.core.lifecycle import PauseState, Phase
+from pausepoint.core.lifecycle import LIVE, PauseState, Phase
 from pausepoint.core.ports import (
     CheckpointStore,
     EffectJournal,
@@ -90,6 +94,7 @@ from pausepoint.core.ports import (
 from pausepoint.core.registry import RECONCILE
 from pausepoint.core.script import Ask, Effect, End, Fault, Step
 from pausepoint.engine.clock import SystemClock
+from pausepoint.engine.embed import Engine, RunContext
 from pausepoint.engine.harness import (
     DEFAULT_INTERACTIONS,
     DEFAULT_LEASE_MS,
@@ -99,6 +104,8 @@ from pausepoint.engine.harness import (
     SqliteWorld,
     World,
 )
+from pausepoint.engine.owned import published
+from pausepoint.engine.run import PendingInterrupt
 from pausepoint.engine.tracing import Elapsed, FileTrace
 from pausepoint.stores import StoreBundle
 from pausepoint_conformance import __version__ as suite_version
@@ -142,6 +149,7 @@ EFFECT_KEYS: Final[tuple[str, ...]] = tuple(
     f"{pc}:{s.key}" for pc, s in enumerate(SCRIPT) if isinstance(s, Effect))
 ASK_IDS: Final[tuple[str, ...]] = tuple(
     f"{RUN_ID}/{pc}/0" for pc, s in enumerate(SCRIPT) if isinstance(s, Ask))
+ENGINE_ASK_IDS: Final[tuple[str, ...]] = (f"{RUN_ID}/0/0",)
 TTL_MS: Final = 3_600_000
 MAX_ROUNDS: Final = 12
 
@@ -210,8 +218,9 @@ class Tap:
         except BaseException as exc:
             self.log(n=n, at="error", op=op, error=f"{type(exc).__name__}: {exc}")
             raise
+        in_unit = self.unit is not None and not op.startswith("world.")  # the world's own
         self.log(n=n, at="after", op=op, args=[_brief(a) for a in args], ret=_brief(ret),
-                 **({} if self.unit is None else {"unit": self.unit}))
+                 **({"unit": self.unit} if in_unit else {}))
         if self.when == "after" and n == self.die_at:
             self._die()
         return ret
@@ -293,8 +302,17 @@ class TappedBundle:
             try:
                 yield
             finally:
-                tap.unit = None
+                unit, tap.unit = tap.unit, None  # a new one after each commit_so_far
             tap.write("unit_of_work.commit", (unit,), stack.close)
+
+    def commit_so_far(self) -> None:
+        """The store's ``commit_so_far``: inside a unit, a commit of the unit so far (a tapped
+        ``unit_of_work.commit``), the writes after it numbered as a new unit."""
+        tap = self._tap
+        if tap.unit is None:
+            return
+        tap.write("unit_of_work.commit", (tap.unit,), self.inner.commit_so_far)  # type: ignore[attr-defined]
+        tap.unit = f"{tap.proc}:{os.getpid()}:{tap.count + 1}"
 
 
 def effective(trace: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -329,6 +347,9 @@ class CaseFiles:
 
     store: StoreSpec
     directory: str
+    engine: bool = False
+    """Drive the scenario through the embedding engine (:class:`pausepoint.Engine`, an agent
+    function) instead of the scripted harness."""
 
     @property
     def world(self) -> str:
@@ -359,11 +380,19 @@ class CaseFiles:
         return int(path.read_text())
 
     def to_json(self) -> dict[str, Any]:
-        return {"store": self.store.to_json(), "directory": self.directory}
+        return {"store": self.store.to_json(), "directory": self.directory,
+                "engine": self.engine}
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> CaseFiles:
-        return cls(StoreSpec.from_json(obj["store"]), str(obj["directory"]))
+        return cls(StoreSpec.from_json(obj["store"]), str(obj["directory"]),
+                   bool(obj.get("engine", False)))
+
+    @property
+    def ask_ids(self) -> tuple[str, ...]:
+        """The interrupt ids of the scenario's questions (the engine numbers them by the
+        questions asked before, the harness by the step)."""
+        return ENGINE_ASK_IDS if self.engine else ASK_IDS
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -408,6 +437,65 @@ def open_harness(files: CaseFiles, tap: Tap, hooks: HarnessHooks | None = None,
                    hooks=hooks, owner=owner, lease_ms=lease_ms)
 
 
+@attrs.frozen
+class _Answered:
+    status: str
+    replayed: bool = False  # the engine does not say; nothing checks it
+
+
+class EngineDriver:
+    """The scenario on the embedding engine: an agent function with the script's effects
+    (journalled under the same keys, applied to the same world) and its question; the
+    operations :func:`drive` uses, as the harness names them."""
+
+    def __init__(self, files: CaseFiles, tap: Tap, owner: str, lease_ms: int) -> None:
+        self.world = TappedWorld(SqliteWorld(files.world), tap)
+        world = self.world
+
+        def apply(key: str) -> Callable[[], None]:
+            return lambda: world.apply(RUN_ID, key)
+
+        def agent(ctx: RunContext, data: Any) -> Any:
+            answers = []
+            for pc, step in enumerate(SCRIPT):
+                if isinstance(step, Effect):
+                    ctx.effect(f"{pc}:{step.key}", apply(step.key))
+                elif isinstance(step, Ask):
+                    answers.append(ctx.ask(step.names[0], step.payload).model_dump())
+            return answers
+
+        self.engine = Engine.open(TappedBundle(files.store.open(), tap), agents={"crash": agent},
+                                  interactions=DEFAULT_INTERACTIONS, clock=SystemClock(),
+                                  signer=load_ring(files.key), ttl_ms=TTL_MS, owner=owner,
+                                  lease_ms=lease_ms)
+        self.deployment = self.engine.deployment
+
+    def restart(self) -> None:
+        self.engine.restart()
+
+    def run_status(self, run_id: str) -> str:
+        run = self.deployment.service.runs.get(run_id)
+        return "unknown" if run is None else run.status.value
+
+    def start(self, script: Any, *, run_id: str, session_id: str, scope: str) -> None:
+        self.engine.start("crash", None, run_id=run_id, session_id=session_id, scope=scope)
+
+    def published(self, run_id: str) -> tuple[PendingInterrupt, ...]:
+        return tuple(published(r) for r in self.deployment.service.ledger.by_run(run_id)
+                     if r.state.phase in LIVE)
+
+    def pause_record(self, interrupt_id: str) -> PauseRecord | None:
+        return self.deployment.service.ledger.get(interrupt_id)
+
+    def reconcile(self, interrupt_id: str, resolution: str) -> None:
+        self.engine.reconcile(interrupt_id, resolution)
+
+    def resume(self, token: str, response: object, *, session_id: str,
+               scope: str) -> _Answered:
+        out = self.engine.resume(token, response, session_id=session_id, scope=scope)
+        return _Answered(out.status.value)
+
+
 def broken_hooks(broken: str | None, proc: str) -> HarnessHooks:
     """The harness's faults for a broken variant (see :class:`HarnessHooks`); the journal's
     (``forgetful-journal``) is the :class:`Tap`'s."""
@@ -417,7 +505,7 @@ def broken_hooks(broken: str | None, proc: str) -> HarnessHooks:
         remint=broken == "reminting" and proc == "recover")  # BROKEN: a restart mints anew
 
 
-def _answer(h: Harness, inbox: Inbox, proc: str, interrupt_id: str, token: str,
+def _answer(h: Harness | EngineDriver, inbox: Inbox, proc: str, interrupt_id: str, token: str,
             response: object, retry_of: str | None = None) -> None:
     """Send an answer (or retry the unanswered ``retry_of``) and note the reply."""
     attempt = retry_of or f"{proc}:{time.monotonic_ns()}"
@@ -429,7 +517,7 @@ def _answer(h: Harness, inbox: Inbox, proc: str, interrupt_id: str, token: str,
               replayed=report.replayed, status=report.status)
 
 
-def drive(h: Harness, inbox: Inbox, proc: str, restart: bool) -> str:
+def drive(h: Harness | EngineDriver, inbox: Inbox, proc: str, restart: bool) -> str:
     """Bring the run to its end, the way its operator and its person would."""
     if restart:
         h.restart()
@@ -471,10 +559,17 @@ def worker_main(spec: dict[str, Any]) -> int:
     tap = Tap(files.trace, proc, int(spec.get("die_at", 0)), str(spec.get("when", "after")),
               spec.get("broken"))
     inbox = Inbox(files.inbox)
-    h = open_harness(files, tap, broken_hooks(tap.broken, proc),
-                     owner=str(spec.get("owner", DEFAULT_OWNER)),
-                     lease_ms=int(spec.get("lease_ms", DEFAULT_LEASE_MS)))
-    if spec.get("trace"):
+    owner = str(spec.get("owner", DEFAULT_OWNER))
+    lease_ms = int(spec.get("lease_ms", DEFAULT_LEASE_MS))
+    h: Harness | EngineDriver
+    if files.engine:
+        if tap.broken is not None or spec.get("trace"):
+            raise ValueError("the engine's scenario runs unbroken and untraced")
+        h = EngineDriver(files, tap, owner, lease_ms)
+    else:
+        h = open_harness(files, tap, broken_hooks(tap.broken, proc), owner=owner,
+                         lease_ms=lease_ms)
+    if spec.get("trace") and isinstance(h, Harness):
         sink = FileTrace(Elapsed(SystemClock(), files.trace_origin()), files.events)
         h.traced(sink)
         if spec.get("restart"):
@@ -525,9 +620,10 @@ def _run_worker(spec: dict[str, Any], timeout: float = 120.0) -> subprocess.Comp
                           check=False)  # the callers read the return code
 
 
-def prepare(store: StoreSpec, directory: str, key_from: str | None = None) -> CaseFiles:
+def prepare(store: StoreSpec, directory: str, key_from: str | None = None,
+            engine: bool = False) -> CaseFiles:
     os.makedirs(directory, exist_ok=True)
-    files = CaseFiles(store, directory)
+    files = CaseFiles(store, directory, engine)
     if key_from is None:
         save_key(files.key)
     else:
@@ -557,6 +653,16 @@ def in_doubt_at_kill(first: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(sorted(k for k, op in last.items() if op == "effects.start"))
 
 
+def _delivered(files: CaseFiles, run: RunRecord | None) -> dict[str, Any]:
+    """The answers the run continued with, by interrupt id."""
+    if run is None:
+        return {}
+    state = json.loads(run.state)
+    if files.engine:  # answers by question number; the output holds them as the agent saw them
+        return {f"{RUN_ID}/{n}/0": answer for n, answer in state.get("answers", {}).items()}
+    return dict(state.get("responses", {}))
+
+
 def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple[str, ...],
                   retried_by: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """The invariants, read from the durable stores, the world, the trace and the inbox.
@@ -569,11 +675,13 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple
         if run is None or run.status.value != "done":
             bad.append(f"run not done: {None if run is None else run.status.value}")
         rows = list(store.ledger.by_run(RUN_ID))
-        for iid in ASK_IDS:
+        for iid in files.ask_ids:
             if iid not in {r.interrupt_id for r in rows}:
                 bad.append(f"pause {iid} lost: no ledger row")
-        delivered = json.loads(run.state).get("responses", {}) if run is not None else {}
+        delivered = _delivered(files, run)
         for r in rows:  # the run continued with the answer the person gave, not another
+            if files.engine and r.claims.name == RECONCILE.name:
+                continue  # the engine hands an agent no recovery pause's answer
             sent = {} if r.claims.name == RECONCILE.name else RESPONSE
             if r.interrupt_id not in delivered:
                 bad.append(f"pause {r.interrupt_id}: its answer never reached the run")
@@ -742,13 +850,13 @@ def take_over_points(writes: Sequence[str]) -> list[Case]:
 
 
 def take_over_cases(factory: StoreFactory, root: Path, key: str,
-                    writes: Sequence[str]) -> list[Case]:
+                    writes: Sequence[str], engine: bool = False) -> list[Case]:
     """For each of :func:`take_over_points`: both sides of every write of the owner taking
     the run over (counted by a dry take-over that does not die)."""
     cases: list[Case] = []
     for first in take_over_points(writes):
         d = str(root / f"dry-take-over-{first.point:03d}")
-        files = prepare(factory(d), d, key_from=key)
+        files = prepare(factory(d), d, key_from=key, engine=engine)
         try:
             base = {"files": files.to_json(), **TAKE_OVER}
             _run_worker({**base, "proc": "first", "owner": "first", "die_at": first.point,
@@ -767,27 +875,29 @@ def take_over_cases(factory: StoreFactory, root: Path, key: str,
 def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None = None,
                       jobs: int = 2, only: Callable[[Case], bool] | None = None,
                       progress: Callable[[CaseResult], None] | None = None,
-                      take_over: bool = False, trace_dir: str | None = None) -> CrashReport:
+                      take_over: bool = False, trace_dir: str | None = None,
+                      engine: bool = False) -> CrashReport:
     """Every boundary x (before, after) -- or the cases ``only`` selects -- each in a fresh
     store; with ``take_over``, also every boundary of an owner taking the run over from one
     that died (:func:`take_over_cases`).  With ``trace_dir``, every process of a case appends
     its events to one log (:class:`pausepoint.engine.tracing.FileTrace`), copied to
-    ``trace_dir/<case>.events.ndjson`` and validated against the model (``CaseResult.trace``)."""
+    ``trace_dir/<case>.events.ndjson`` and validated against the model (``CaseResult.trace``).
+    With ``engine``, the scenario runs on the embedding engine (:class:`EngineDriver`)."""
     root = Path(workdir)
-    dry_files = prepare(factory(str(root / "dry")), str(root / "dry"))
+    dry_files = prepare(factory(str(root / "dry")), str(root / "dry"), engine=engine)
     try:
         writes = tuple(e["op"] for e in dry_run(dry_files))
     finally:
         drop(dry_files.store)
     cases = cases_for(writes)
     if take_over:
-        cases += take_over_cases(factory, root, dry_files.key, writes)
+        cases += take_over_cases(factory, root, dry_files.key, writes, engine)
     cases = [c for c in cases if only is None or only(c)]
 
     def one(case: Case) -> CaseResult:
         d = str(root / (f"{case.when}-{case.point:03d}" if case.first is None else
                         f"take-over-{case.first.point:03d}-{case.when}-{case.point:03d}"))
-        files = prepare(factory(d), d, key_from=dry_files.key)
+        files = prepare(factory(d), d, key_from=dry_files.key, engine=engine)
         try:
             res = run_case(files, case, broken, traced=trace_dir is not None)
             if trace_dir is not None:
@@ -1003,6 +1113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--take-over", action="store_true",
                    help="also kill an owner taking the run over (its lease ran out) at each "
                         "of its writes, after the first owner died inside the continuation")
+    r.add_argument("--engine", action="store_true",
+                   help="drive the scenario through the embedding engine (pausepoint.Engine, "
+                        "an agent function) instead of the scripted harness")
     r.add_argument("--adapter", metavar="SPEC",
                    help="crash this implementation through the adapter protocol instead, "
                         "spelled as for `pausepoint conform --adapter` (reference, "
@@ -1027,7 +1140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.trace:
             os.makedirs(args.trace, exist_ok=True)
         report = enumerate_crashes(factory, tmp, broken=args.broken, jobs=args.jobs,
-                                   take_over=args.take_over, trace_dir=args.trace)
+                                   take_over=args.take_over, trace_dir=args.trace,
+                                   engine=args.engine)
         for line in _iter_report(report):
             print(line)
         bad_traces = [res for res in report.results if res.trace and res.trace != "valid"]

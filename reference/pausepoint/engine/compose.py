@@ -21,7 +21,7 @@ from pausepoint.core.registry import Interaction, Registry
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.service import PauseService
 from pausepoint.engine.sinks import MemoryAudit
-from pausepoint.stores.base import StoreBundle
+from pausepoint.stores.base import StoreBundle, Units
 
 DEFAULT_TTL_MS = 24 * 3600 * 1000
 
@@ -78,6 +78,6 @@ def compose(*, store: StoreBundle, signer: Signer, interactions: Iterable[Intera
         checkpoints=store.checkpoints, payloads=store.payloads, effects=store.effects,
         runs=store.runs, clock=clock or SystemClock(), audit=audit or MemoryAudit(),
         ttl_ms=ttl_ms, payload_key=payload_key,
-        unit_of_work=getattr(store, "unit_of_work", None))
+        units=store if isinstance(store, Units) else None)
     return Deployment(service=service, store=store, encode_token=encode_token,
                       decode_token=decode_token)

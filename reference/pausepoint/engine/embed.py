@@ -108,7 +108,30 @@ class RunContext:
 class Engine:
     """Runs agent functions on a store: :meth:`start`, :meth:`resume`, :meth:`cancel`,
     :meth:`restart`, :meth:`reconcile`, :meth:`status`.  Several engines (processes, servers)
-    may share one durable store; give each its own ``owner`` name."""
+    may share one durable store; give each its own ``owner`` name.
+
+    **One commit per operation.**  :meth:`start` (the run created and driven to its first
+    pause: the pause, its turn, the run suspended) and :meth:`resume` (the consume, the
+    continuation's claim of the run, the drive to the next pause or the end) each write in one
+    unit of work of the store (:class:`pausepoint.stores.base.Units`): one durable commit, one
+    fsync on SQLite.  The single winner is unchanged -- the consume is the ledger's conditional
+    ``UPDATE`` inside the unit -- and a crash before the commit leaves nothing of the
+    operation, so the answer's retry works as the first try did.  An effect is the one
+    boundary that commits early: ``ctx.effect`` commits the unit so far, its journalled start
+    included, before ``fn`` runs (``effect.journal.bracket``: an effect never runs unjournalled),
+    and the rest -- its finish, the run's progress, the drive on -- goes on in the unit's next
+    transaction.
+
+    While a unit is open it holds the store's write lock on SQLite (``BEGIN IMMEDIATE``; on
+    PostgreSQL only the rows it wrote are locked): from an operation's start to its first
+    effect, between two effects, and from the last effect to the pause or the end, that is
+    while the agent's own code between two journal points runs.  That is acceptable because
+    that code is replayed from the top on every continuation and must be deterministic -- no
+    I/O, nothing slow: what talks to the world belongs in ``ctx.effect``, whose ``fn`` runs
+    with no lock held (the next transaction begins only at the unit's next store call).
+    Writers of other runs queue behind the lock (within the store's busy timeout).  An agent
+    that must compute for long between two questions can put that work in an effect too (its
+    result is then journalled and replayed, never recomputed)."""
 
     def __init__(self, deployment: Deployment, agents: Mapping[str, Agent], *, clock: Clock,
                  owner: str, lease_ms: int) -> None:
@@ -148,18 +171,21 @@ class Engine:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
         state = {"agent": agent, "input": data, "answers": {}, "effects": {}, "step": 0}
-        return self._drive(self.owned.start(RunRecord(
+        return self._unit(lambda: self._drive(self.owned.start(RunRecord(
             run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
             session_id=session_id, thread_id=run_id, scope=scope, status=RunStatus.RUNNING,
-            state=canonical_json(state))))
+            state=canonical_json(state)))))
 
     def resume(self, token: str, response: Any, *, session_id: str = "session",
                scope: str = "default", responder: str = "") -> RunResult:
         """Answer a question: exactly once per pause (a repeat of the same answer replays), and
         the run goes on from where it asked."""
+        return self._unit(lambda: self._resume(token, response, ResumeRequest(
+            session_id=session_id, scope=scope, responder=responder)))
+
+    def _resume(self, token: str, response: Any, request: ResumeRequest) -> RunResult:
         svc = self.deployment.service
-        out = svc.resume(token, response, ResumeRequest(session_id=session_id, scope=scope,
-                                                        responder=responder))
+        out = svc.resume(token, response, request)
         rec = out.record
         # a replay goes on too: if the winner died between its consume and its continuation,
         # the retry of the same answer is the only place the answer can come from; if the
@@ -192,10 +218,16 @@ class Engine:
         for run in svc.runs.with_status(RunStatus.RUNNING):
             if json.loads(run.state).get("agent") not in self.agents:
                 continue  # not one of this engine's
-            taken = self.owned.take(run, self.owned.recover())
-            if taken is not None:
-                results.append(self._drive(taken))
+            result = self._unit(self._recovering(run))  # one unit per run
+            if result is not None:
+                results.append(result)
         return results
+
+    def _recovering(self, run: RunRecord) -> Callable[[], RunResult | None]:
+        def recover() -> RunResult | None:
+            taken = self.owned.take(run, self.owned.recover())
+            return None if taken is None else self._drive(taken)
+        return recover
 
     def reconcile(self, interrupt_id: str, resolution: str) -> RunResult:
         """Settle an effect in doubt (``applied``, ``not_applied`` or ``compensated``); then
@@ -208,6 +240,27 @@ class Engine:
         return self.deployment.service.status(run_id)
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _unit(self, work: Callable[[], T]) -> T:
+        """Run an operation in one unit of work of the store: its writes -- a start's run and
+        first pause, a resume's consume, continuation claim and next pause or end -- commit
+        once, together, or not at all (a crash before the commit leaves nothing, and the
+        answer's retry works as the first try).  An effect commits the unit so far first (see
+        :class:`Engine`).  A verdict the operation raises -- the agent's own error, after the
+        run was ended in error; a refusal, after an expiry decided on the way -- is raised
+        once the unit committed what it decided; a store failure commits nothing."""
+        failed: Exception | None = None
+        with self.deployment.service.unit_of_work():
+            try:
+                return work()
+            except PausepointError as exc:
+                if exc.code is ErrorCode.STORE_UNAVAILABLE:
+                    raise
+                failed = exc
+            except Exception as exc:  # the agent's own error
+                failed = exc
+        assert failed is not None
+        raise failed
 
     def _result(self, run_id: str, output: Any = None) -> RunResult:
         svc = self.deployment.service
@@ -283,6 +336,7 @@ class Engine:
             return self._save(run, state, self.owned.progress(run.epoch))
         if not self.owned.begin_effect(run, key):
             self.owned.lost(run.run_id)
+        svc.commit_so_far()  # the journal's start is durable before fn runs (bracket)
         result = fn()
         state["effects"][key] = result
         saved = self._save(run, state, self.owned.progress(run.epoch))
@@ -299,7 +353,7 @@ class Engine:
         # only the engine's own recovery may name the reserved interaction (an agent asking
         # for it is refused interaction_unregistered)
         prior = [r for r in svc.ledger.by_run(run.run_id)
-                 if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")]
+                 if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")] if recovering else []
         live = [r for r in prior if r.state.phase in lc.LIVE]
         suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
         turn = canonical_json({"step": n})
@@ -308,10 +362,10 @@ class Engine:
                 rec = self.owned.open_recovery(
                     run, binding, interrupt_id=f"{run.run_id}/{n}/{suffix}",
                     checkpoint_id=f"{run.run_id}@{n}/{suffix}", payload=payload, turn=turn)
-            else:
+            else:  # the pause and its turn: one unit
                 rec = self.owned.pause(run, binding, name=interaction, payload=payload,
                                        interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                                       checkpoint_id=f"{run.run_id}@{n}")
+                                       checkpoint_id=f"{run.run_id}@{n}", turn=turn)
         except PausepointError as exc:
             if fencing_refused(exc):
                 self.owned.lost(run.run_id)

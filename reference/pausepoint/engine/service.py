@@ -45,6 +45,7 @@ from pausepoint.core.registry import RECONCILE, Interaction, Registry
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
+from pausepoint.stores.base import Units
 
 MAX_CAS_ATTEMPTS = 64
 MAX_MINT_ATTEMPTS = 4
@@ -120,9 +121,7 @@ class PauseService:
     def __init__(self, *, registry: Registry, signer: Signer, ledger: Ledger,
                  checkpoints: CheckpointStore, payloads: PayloadStore, effects: EffectJournal,
                  runs: RunStore, clock: Clock, audit: AuditSink, ttl_ms: int,
-                 payload_key: bytes | None = None,
-                 unit_of_work: Callable[[], contextlib.AbstractContextManager[object]] | None
-                 = None) -> None:
+                 payload_key: bytes | None = None, units: Units | None = None) -> None:
         self.registry = registry
         self.signer = signer
         self.ledger = ledger
@@ -137,15 +136,22 @@ class PauseService:
             payload_key = secrets.token_bytes(DIGEST_KEY_MIN)
         keyed_digest(payload_key, "")  # refuses a short key now, not at the first pause
         self._payload_key = payload_key
-        self._unit_of_work = unit_of_work or contextlib.nullcontext
+        self._units = units
 
     def unit_of_work(self) -> contextlib.AbstractContextManager[object]:
-        """The store's unit of work (its ``unit_of_work()``, when the store bundle has one:
-        every facet's writes inside commit together, once, or not at all); a no-op where the
-        ports come from different stores.  Each operation here writes its rows in one; the
-        engine wraps an operation of its own and the service calls it makes in one too (nested
-        units join the outer one)."""
-        return self._unit_of_work()
+        """The store's unit of work (:class:`~pausepoint.stores.base.Units`, when the store
+        bundle has one: every facet's writes inside commit together, once, or not at all); a
+        no-op where the ports come from different stores.  Each operation here writes its rows
+        in one; the engine wraps an operation of its own and the service calls it makes in one
+        too (nested units join the outer one)."""
+        return contextlib.nullcontext() if self._units is None else self._units.unit_of_work()
+
+    def commit_so_far(self) -> None:
+        """Inside a unit of work, commit what it wrote so far and go on (the store's
+        :meth:`~pausepoint.stores.base.Units.commit_so_far`): before a side effect runs, its
+        journalled start must be durable (``effect.journal.bracket``)."""
+        if self._units is not None:
+            self._units.commit_so_far()
 
     # -- pause ---------------------------------------------------------------------------
 
@@ -167,7 +173,7 @@ class PauseService:
     def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str = "", checkpoint_id: str | None = None,
               ttl_ms: int | None = None, reserved: bool = False,
-              fence: int | None = None) -> PauseRecord:
+              fence: int | None = None, turn: str | None = None) -> PauseRecord:
         """Take a pause.  Every refusal happens before a token is minted
         (pause.refusal.before-mint).  A pause already issued under ``interrupt_id`` with the
         same binding, name, tool call id, checkpoint and payload is returned as it is, with the
@@ -180,7 +186,30 @@ class PauseService:
 
         ``fence`` (an epoch of the run) makes the pause conditional on its driver still owning
         the run under that epoch, in the ledger's insert itself: a driver that lost the run is
-        refused ``invalid_transition`` and nothing is written (``run.ownership.fencing``)."""
+        refused ``invalid_transition`` and nothing is written (``run.ownership.fencing``).
+
+        ``turn``: the turn checkpoint to record with the pause (:meth:`record_turn`), in the
+        same unit of work -- one commit for the pause and its turn, and the pause comes back
+        resumable.  If the turn's write fails, the unit commits nothing: the pause is not
+        taken (the refusal of :meth:`record_turn`), and taking it again is a fresh start."""
+        if turn is None:
+            return self._take(binding=binding, name=name, payload=payload,
+                              interrupt_id=interrupt_id, tool_call_id=tool_call_id,
+                              checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
+                              fence=fence)
+        with self.unit_of_work():
+            rec = self._take(binding=binding, name=name, payload=payload,
+                             interrupt_id=interrupt_id, tool_call_id=tool_call_id,
+                             checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
+                             fence=fence)
+            if rec.state.phase == Phase.PAUSED and not rec.state.turn_recorded:
+                rec = self._record_turn(rec, turn)
+            return rec
+
+    def _take(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
+              tool_call_id: str, checkpoint_id: str | None, ttl_ms: int | None,
+              reserved: bool, fence: int | None) -> PauseRecord:
+        """:meth:`pause` without a turn."""
         # the name is looked up, not stored, first: anything unregistered is refused as such
         check_ids(interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                   checkpoint_id="" if checkpoint_id is None else checkpoint_id,
@@ -291,7 +320,11 @@ class PauseService:
     def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
         """Write the turn checkpoint; only a reported success makes the pause resumable
         (turn.resumable.earned)."""
-        record = self._get(interrupt_id)
+        return self._record_turn(self._get(interrupt_id), turn)
+
+    def _record_turn(self, record: PauseRecord, turn: str) -> PauseRecord:
+        """:meth:`record_turn` of the pause ``record`` (as just read or written)."""
+        interrupt_id = record.interrupt_id
         probe = self.machine.step(record.state, lc.RecordTurn(True))
         if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
             raise _refuse(probe)
@@ -443,13 +476,20 @@ class PauseService:
         new epoch), so whoever drove it is fenced off before its next effect
         (``run.cancel.in-flight``).  A run that already ended done or error is refused with
         ``invalid_transition`` and nothing changes (``run.cancel.finished``); a child that ended
-        by itself stays as it is."""
+        by itself stays as it is.
+
+        A run's pauses, its take-over and its end are one unit of work (one commit), its pauses
+        written first: every unit locks pause rows before run rows, as a resume does (its
+        consume, then its continuation's claim of the run), so on PostgreSQL a cancel and a
+        resume of one run queue behind each other instead of deadlocking."""
         cancelled: list[str] = []
         todo = [run_id]
         while todo:
             rid = todo.pop()
-            with self.unit_of_work():  # a run's take-over, its pauses and its end: one commit
-                run = self._take_for_cancel(rid, owner, refuse=rid == run_id)
+            with self.unit_of_work():
+                run: RunRecord | None = self.runs.get(rid)
+                if rid == run_id and run is not None:  # refused before anything is written
+                    self._cancel_step(run, owner, refuse=True)
                 for rec in self.ledger.by_run(rid):
                     if rec.state.phase not in lc.TERMINAL:
                         try:
@@ -458,6 +498,7 @@ class PauseService:
                             if exc.code is ErrorCode.STORE_UNAVAILABLE:
                                 raise
                             # consumed or expired first: decided once
+                run = self._take_for_cancel(rid, owner, refuse=rid == run_id, read=run)
                 if run is not None:
                     out = runs.step(run.run_state, runs.Cancelled(run.epoch))
                     if isinstance(out, runs.Accepted) and out.changed:
@@ -482,18 +523,28 @@ class PauseService:
                 return parent, RunStatus.CANCELLING
         return parent, None if parent is None else parent.status
 
-    def _take_for_cancel(self, run_id: str, owner: str, refuse: bool) -> RunRecord | None:
+    def _cancel_step(self, run: RunRecord, owner: str, refuse: bool) -> runs.Accepted | None:
+        """The run table's verdict on cancelling ``run``: None when it ended (``refuse``: then
+        refused, with the table's clause and code)."""
+        out = runs.step(run.run_state, runs.Cancel(owner))
+        if isinstance(out, runs.Refusal):
+            if refuse:
+                raise PausepointError(out.code, out.clause, out.message)
+            return None
+        return out
+
+    def _take_for_cancel(self, run_id: str, owner: str, refuse: bool,
+                         read: RunRecord | None = None) -> RunRecord | None:
         """The run, taken over in ``cancelling`` under a new epoch; None if there is no such
         run or (a child) it ended by itself -- it stays so, and its children are still
-        cancelled.  ``refuse``: a run that ended is refused."""
+        cancelled.  ``refuse``: a run that ended is refused.  ``read``: the run as just read
+        (the first attempt then reads nothing)."""
         for _ in range(MAX_CAS_ATTEMPTS):
-            run = self.runs.get(run_id)
+            run, read = read or self.runs.get(run_id), None
             if run is None:
                 return None
-            out = runs.step(run.run_state, runs.Cancel(owner))
-            if isinstance(out, runs.Refusal):
-                if refuse:
-                    raise PausepointError(out.code, out.clause, out.message)
+            out = self._cancel_step(run, owner, refuse)
+            if out is None:
                 return None
             if not out.changed:
                 return run
@@ -514,14 +565,15 @@ class PauseService:
         nothing (lifecycle.refusal.no-change).  A stop between the two writes leaves the effect
         journalled started: the continuation then opens a new recovery pause -- asks again --
         rather than guessing (effect.unknown-outcome)."""
-        won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
-        if won.claims.name == RECONCILE.name:
-            request = json.loads(won.payload)
-            status = {lc.Resolution.APPLIED: EffectStatus.FINISHED,
-                      lc.Resolution.NOT_APPLIED: EffectStatus.NOT_APPLIED,
-                      lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
-            self.effects.settle(request["run_id"], request["effect"], status)
-        return won
+        with self.unit_of_work():  # on a store with units, the two writes are one commit
+            won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
+            if won.claims.name == RECONCILE.name:
+                request = json.loads(won.payload)
+                status = {lc.Resolution.APPLIED: EffectStatus.FINISHED,
+                          lc.Resolution.NOT_APPLIED: EffectStatus.NOT_APPLIED,
+                          lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
+                self.effects.settle(request["run_id"], request["effect"], status)
+            return won
 
     # -- keys ----------------------------------------------------------------------------
 

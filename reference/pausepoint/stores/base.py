@@ -12,6 +12,7 @@ connections), exposing each port as an attribute.  Wiring takes the facets::
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -43,6 +44,26 @@ class StoreBundle(Protocol):
     def runs(self) -> RunStore: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Units(Protocol):
+    """A store whose facets' writes can be grouped: the SQL stores, the memory store.
+
+    ``unit_of_work()`` opens a unit: every store call this thread makes inside it, on any
+    facet, is one transaction, committed once when the block ends -- or not at all, if the
+    block raises or a statement in it failed.  Nested units join the outermost one.
+
+    ``commit_so_far()``, inside a unit, commits what the unit has written so far (as its end
+    would, durably) and goes on: the unit's next call opens its next transaction (SQLite:
+    ``BEGIN IMMEDIATE`` again; PostgreSQL: ``BEGIN``; memory: the store's lock taken again).
+    Nothing is held in between, so whatever the caller does next -- a side effect whose
+    journalled start must be durable before it runs (``effect.journal.bracket``) -- runs with
+    no lock of the store held.  Outside a unit it does nothing (every call committed already)."""
+
+    def unit_of_work(self) -> AbstractContextManager[object]: ...
+
+    def commit_so_far(self) -> None: ...
 
 
 @attrs.frozen

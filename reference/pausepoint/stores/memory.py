@@ -8,6 +8,7 @@ replacing a row keeps its place).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,46 @@ from pausepoint.core.ports import EffectStatus, PauseRecord, RunRecord, RunStatu
 from pausepoint.core.runs import CANCELLED_OR_CANCELLING
 
 
+class _StoreLock:
+    """The memory store's one lock (re-entrant), which a unit of work holds from its start to
+    its end -- or to ``commit_so_far``, after which the unit's next store call takes it again
+    and holds it to the unit's end, as a SQL unit opens its next transaction."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._local = threading.local()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        if getattr(self._local, "pending", False):  # the unit's next "transaction"
+            self._lock.acquire()
+            self._local.pending, self._local.held = False, True
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    @contextmanager
+    def unit(self) -> Iterator[None]:
+        local = self._local
+        if getattr(local, "in_unit", False):
+            yield  # a nested unit joins the outer one
+            return
+        self._lock.acquire()
+        local.in_unit, local.held, local.pending = True, True, False
+        try:
+            yield
+        finally:
+            if local.held:
+                self._lock.release()
+            local.in_unit, local.held, local.pending = False, False, False
+
+    def commit_so_far(self) -> None:
+        local = self._local
+        if getattr(local, "held", False):
+            self._lock.release()
+            local.held, local.pending = False, True
+
+
 class MemoryStore:
     """One lock, five facets: ``ledger``, ``checkpoints``, ``payloads``, ``effects``, ``runs``.
 
@@ -30,7 +71,7 @@ class MemoryStore:
     durable: bool = False
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()
+        self._lock = _StoreLock()
         self._pauses: dict[str, PauseRecord] = {}
         self._checkpoints: dict[str, tuple[str, str]] = {}  # id -> (thread id, turn)
         self._payloads: dict[str, str] = {}
@@ -46,13 +87,16 @@ class MemoryStore:
     def close(self) -> None:
         """Nothing to release; present so every store bundle closes the same way."""
 
-    @contextmanager
-    def unit_of_work(self) -> Iterator[None]:
+    def unit_of_work(self) -> contextlib.AbstractContextManager[None]:
         """Every store call inside runs under the store's one lock, taken once: no other
         thread sees any of the block's writes before all of them are made (there is no
         rollback: a memory store forgets everything anyway)."""
-        with self._lock:
-            yield
+        return self._lock.unit()
+
+    def commit_so_far(self) -> None:
+        """Inside a unit: let the lock go (other threads now see the unit's writes so far);
+        the unit's next store call takes it again, to the unit's end."""
+        self._lock.commit_so_far()
 
 
 class _Facet:

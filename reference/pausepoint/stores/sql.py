@@ -13,7 +13,8 @@ Guarantees, for every facet:
   rolls the transaction back and surfaces as ``store_unavailable`` (nothing was changed --
   except when the connection broke during ``COMMIT`` itself, which no client can tell) --
   unless it runs inside :meth:`SqlStore.unit_of_work`, whose writes all commit together, once,
-  when the unit ends (or none does);
+  when the unit ends (or none does) -- or, at :meth:`SqlStore.commit_so_far`, those made so
+  far;
 * ``ledger.transition`` is one conditional ``UPDATE ... WHERE interrupt_id = ? AND version = ?``
   that bumps the version: the database's row lock picks exactly one winner among any number of
   threads, processes or servers (``resume.consume.single-winner``);
@@ -354,22 +355,43 @@ class SqlStore:
         write lock for the whole unit.  A write that fails inside the unit raises
         ``store_unavailable`` as usual, and the unit then commits nothing even if the caller
         went on (a failed statement may have aborted the transaction).  Nested units join the
-        outermost one."""
+        outermost one.  :meth:`commit_so_far` commits the unit's writes so far and goes on."""
         local = self._local
         if getattr(local, "unit", None) is not None:
             yield
             return
         with self.transaction(write=True) as conn:
-            local.unit, local.unit_failed = conn, False
+            local.unit, local.unit_failed, local.unit_open = conn, False, True
             try:
                 yield
-                if local.unit_failed:
-                    raise PausepointError(
-                        ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
-                        f"a write of this unit of work failed on the {self.dialect.name} store; "
-                        "nothing of the unit was committed")
+                self._check_unit()
             finally:
                 local.unit = None
+
+    def commit_so_far(self) -> None:
+        """Inside a unit of work: commit its writes so far -- durably, exactly as the unit's
+        end would -- and go on; the unit's next store call opens its next transaction
+        (``BEGIN IMMEDIATE`` on SQLite, so nothing holds the write lock in between).  Outside a
+        unit: nothing to do.  A unit whose statement failed commits nothing here either
+        (``store_unavailable``); a failure of the commit itself spoils the rest of the unit."""
+        local = self._local
+        conn = getattr(local, "unit", None)
+        if conn is None or not local.unit_open:
+            return
+        self._check_unit()
+        try:
+            conn.commit()
+        except self.dialect.errors as exc:
+            local.unit_failed = True
+            raise self._unavailable(exc, committing=True) from exc
+        local.unit_open = False
+
+    def _check_unit(self) -> None:
+        if self._local.unit_failed:
+            raise PausepointError(
+                ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+                f"a write of this unit of work failed on the {self.dialect.name} store; "
+                "nothing of the unit since its last commit was committed")
 
     @contextmanager
     def transaction(self, write: bool, single: bool = False) -> Iterator[DBConnection]:
@@ -378,11 +400,17 @@ class SqlStore:
         exactly one statement, which commits by itself where the dialect allows it.  Inside
         :meth:`unit_of_work` it is the unit's transaction, which commits when the unit ends."""
         conn = self._conn()
-        if getattr(self._local, "unit", None) is conn:
+        local = self._local
+        if getattr(local, "unit", None) is conn:
             try:
+                if not local.unit_open:  # the unit's next transaction, after commit_so_far
+                    self._check_unit()
+                    if self.dialect.begin_write is not None:
+                        conn.execute(self.dialect.begin_write)
+                    local.unit_open = True
                 yield conn
             except self.dialect.errors as exc:
-                self._local.unit_failed = True
+                local.unit_failed = True
                 raise self._unavailable(exc) from exc
             return
         alone = single and self.dialect.statement_commits
