@@ -129,6 +129,23 @@ def _refused(exc: PausepointError) -> Refused:
     return Refused(code=exc.code.value, message=exc.message, clause=exc.clause)
 
 
+class _ResetStore(SqliteStore):
+    """The adapter's own handle on the file of its resets, open for the adapter's life: it
+    empties the file at each reset (one commit), and it keeps the file open, so the harness's
+    stores -- closed at each simulated crash, restart and race -- are never the file's last
+    connection, whose close would checkpoint the WAL into the file and delete it (a clean
+    shutdown that a crash does not do, costing a WAL re-creation and four fsyncs a case).  Its
+    emptying commit is written with ``synchronous = NORMAL``: not synced by itself, but by the
+    reference's next commit (``FULL`` syncs the whole WAL, earlier frames included) or by the
+    next checkpoint, so the reset costs no fsync of its own; the reference's own commits keep
+    ``FULL`` on their own connections."""
+
+    def _open(self) -> sqlite3.Connection:
+        conn = super()._open()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+
 class ReferenceAdapter:
     """The reference harness behind the adapter port.  ``store`` is ``memory`` or ``sqlite``
     (a fresh file on every reset, in a private temporary directory made under ``scratch``, or
@@ -146,7 +163,7 @@ class ReferenceAdapter:
         self._lock = threading.Lock()
         self._home: SqliteStore | None = None  # the store the harness of a reset starts on
         self._home_bundle: StoreBundle | None = None  # ... as the harness sees it
-        self._keeper: sqlite3.Connection | None = None
+        self._keeper: _ResetStore | None = None
 
     # -- parts a broken implementation may swap ----------------------------------------------
 
@@ -224,31 +241,19 @@ class ReferenceAdapter:
             def same() -> StoreBundle:
                 return self.wrap_bundle(bundle)
             return same
-        # One file per adapter, emptied at each reset -- one commit instead of creating a file,
-        # switching it to WAL and creating the schema for every case -- through the previous
-        # reset's store when its harness neither crashed nor replaced it (one connection and
-        # one schema check per adapter instead of per case).  Restarts and race servers open
-        # stores of their own on the file, as another process would.
+        # One file per adapter, emptied at each reset by the adapter's own handle on it (see
+        # _ResetStore) -- instead of creating a file, switching it to WAL and creating the
+        # schema for every case -- and the reset's store is the previous reset's when its
+        # harness neither crashed nor replaced it (one connection and one schema check per
+        # adapter instead of per case).  Restarts and race servers open stores of their own on
+        # the file, as another process would.
         url = f"sqlite:{os.path.join(self._dir, 'reference.sqlite')}"
+        if self._keeper is None:
+            self._keeper = _ResetStore(url[len("sqlite:"):])
+        self._keeper.clear()
         home = self._home
-        if home is not None:
-            try:
-                home.clear()
-            except PausepointError:  # a case left its connection unusable: start afresh
-                home.close()
-                home = None
         if home is None:
             home = self._home = SqliteStore(url[len("sqlite:"):])
-            home.clear()
-        if self._keeper is None:
-            # An idle connection held for the adapter's life: the harness's stores (closed at
-            # each simulated crash, restart and race) are then never the file's last
-            # connection, whose close would checkpoint the WAL into the file and delete it --
-            # a clean shutdown that a crash does not do, costing a WAL re-creation and four
-            # fsyncs.  It holds no transaction, so it never blocks a checkpoint.
-            self._keeper = sqlite3.connect(home.path, isolation_level=None,
-                                           check_same_thread=False)
-            self._keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()  # joins the WAL
         self._home_bundle = self.wrap_bundle(home)
         pending: list[StoreBundle] = [self._home_bundle]
 
