@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable
@@ -128,6 +129,23 @@ def _refused(exc: PausepointError) -> Refused:
     return Refused(code=exc.code.value, message=exc.message, clause=exc.clause)
 
 
+class _ResetStore(SqliteStore):
+    """The adapter's own handle on the file of its resets, open for the adapter's life: it
+    empties the file at each reset (one commit), and it keeps the file open, so the harness's
+    stores -- closed at each simulated crash, restart and race -- are never the file's last
+    connection, whose close would checkpoint the WAL into the file and delete it (a clean
+    shutdown that a crash does not do, costing a WAL re-creation and four fsyncs a case).  Its
+    emptying commit is written with ``synchronous = NORMAL``: not synced by itself, but by the
+    reference's next commit (``FULL`` syncs the whole WAL, earlier frames included) or by the
+    next checkpoint, so the reset costs no fsync of its own; the reference's own commits keep
+    ``FULL`` on their own connections."""
+
+    def _open(self) -> sqlite3.Connection:
+        conn = super()._open()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+
 class ReferenceAdapter:
     """The reference harness behind the adapter port.  ``store`` is ``memory`` or ``sqlite``
     (a fresh file on every reset, in a private temporary directory made under ``scratch``, or
@@ -143,6 +161,9 @@ class ReferenceAdapter:
         self._h: Harness | None = None
         self._runs: list[str] = []
         self._lock = threading.Lock()
+        self._home: SqliteStore | None = None  # the store the harness of a reset starts on
+        self._home_bundle: StoreBundle | None = None  # ... as the harness sees it
+        self._keeper: _ResetStore | None = None
 
     # -- parts a broken implementation may swap ----------------------------------------------
 
@@ -192,14 +213,25 @@ class ReferenceAdapter:
 
     def _close_harness(self) -> None:
         h, self._h = self._h, None
-        if h is not None:
+        if h is None:
+            return
+        if h.deployment.store is self._home_bundle and not h.crashed:
+            return  # the reset's store, never crashed nor replaced: the next reset empties it
+        self._home_bundle = None
+        home, self._home = self._home, None
+        for store in (h.deployment.store, home):
             try:
-                h.deployment.store.close()
+                if store is not None:
+                    store.close()
             except Exception:
                 pass
 
     def close(self) -> None:
         self._close_harness()
+        for store in (self._home, self._keeper):
+            if store is not None:
+                store.close()
+        self._home = self._home_bundle = self._keeper = None
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def _opener(self) -> Callable[[], StoreBundle]:
@@ -209,15 +241,24 @@ class ReferenceAdapter:
             def same() -> StoreBundle:
                 return self.wrap_bundle(bundle)
             return same
-        # One file per adapter, emptied at each reset: one commit instead of creating a file,
-        # switching it to WAL and creating the schema for every case.
+        # One file per adapter, emptied at each reset by the adapter's own handle on it (see
+        # _ResetStore) -- instead of creating a file, switching it to WAL and creating the
+        # schema for every case -- and the reset's store is the previous reset's when its
+        # harness neither crashed nor replaced it (one connection and one schema check per
+        # adapter instead of per case).  Restarts and race servers open stores of their own on
+        # the file, as another process would.
         url = f"sqlite:{os.path.join(self._dir, 'reference.sqlite')}"
-        first = SqliteStore(url[len("sqlite:"):])
-        first.clear()
-        pending: list[StoreBundle] = [first]
+        if self._keeper is None:
+            self._keeper = _ResetStore(url[len("sqlite:"):])
+        self._keeper.clear()
+        home = self._home
+        if home is None:
+            home = self._home = SqliteStore(url[len("sqlite:"):])
+        self._home_bundle = self.wrap_bundle(home)
+        pending: list[StoreBundle] = [self._home_bundle]
 
         def fresh() -> StoreBundle:  # the reset's store first, new handles after (restarts)
-            return self.wrap_bundle(pending.pop() if pending else open_store(url))
+            return pending.pop() if pending else self.wrap_bundle(open_store(url))
         return fresh
 
     # -- the operations ----------------------------------------------------------------------
