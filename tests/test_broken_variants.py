@@ -361,11 +361,11 @@ class ForgetfulJournal:
         status: EffectStatus | None = self.inner.status(run_id, key)
         return None if status == EffectStatus.FINISHED else status
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         """An upsert, not a conditional insert: a finished entry is started again."""
         if self.inner.status(run_id, key) == EffectStatus.FINISHED:
             self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
-        return bool(self.inner.start(run_id, key, epoch))
+        return bool(self.inner.start(run_id, key, epoch, now))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -14,16 +14,21 @@ test fails with the guard removed and passes with it, on every store.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any, cast
 
 import pytest
 from _registry import HERE, load
 
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
+from pausepoint.core.ports import EffectJournal
 from pausepoint.engine.harness import Harness
-from pausepoint.stores.base import StoreBundle
+from pausepoint.engine.owned import Lost
+from pausepoint.stores.base import PortBundle, StoreBundle
 from pausepoint_conformance.faults.interleave import (
     EXPECTED,
+    LEASE_MS,
     Hooks,
     Killed,
     S,
@@ -33,11 +38,12 @@ from pausepoint_conformance.faults.interleave import (
     joined,
     play,
     problems,
+    reached_or_done,
     servers,
     wait,
 )
 from pausepoint_conformance.faults.testbed import StoreSpec
-from pausepoint_conformance.protocol.wire import Interleaving
+from pausepoint_conformance.protocol.wire import InterleaveData, Interleaving
 
 GUARD_REMOVED: dict[Interleaving, tuple[str, ...]] = {
     Interleaving.STALE_CONTINUATION: ("stale_continuation",),
@@ -125,3 +131,104 @@ def test_a_pause_during_a_cancel_under_way_writes_nothing(any_store_spec: StoreS
         joined(ta, out)
         assert server("observer").run_status("r1") == "cancelling"
         assert list(server("observer").service.ledger.by_run("r1")) == []
+
+
+# == an effect that outlasts its lease ===========================================================
+
+
+class LeaseBlindJournal:
+    """BROKEN (the guard removed): the journal's start checks the driver's epoch only, not that
+    its lease is still live."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.durable = inner.durable
+
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
+        return bool(self.inner.start(run_id, key, epoch, None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def lease_blind(bundle: StoreBundle) -> StoreBundle:
+    return PortBundle(ledger=bundle.ledger, checkpoints=bundle.checkpoints,
+                      payloads=bundle.payloads, runs=bundle.runs, durable=bundle.durable,
+                      effects=cast(EffectJournal, LeaseBlindJournal(bundle.effects)))
+
+
+def _driver_stalled_past_its_lease(
+        spec: StoreSpec, wrap: Callable[[StoreBundle], StoreBundle] = lambda b: b,
+) -> tuple[InterleaveData, object]:
+    """Server A stalls right before its effect until its lease ran out -- nobody took the run
+    over yet -- then starts it.  Restarter B takes the run over meanwhile (with A's effect in
+    flight, if A started it) and drives it; an operator settles any recovery pause B opened by
+    looking at the world (where A's effect has not landed yet), as the contract tells them to.
+    Returns the observation and what A's start ended with."""
+    with servers(spec, wrap=wrap) as server:
+        hooks = Hooks()
+        a, b = server("a", hooks), server("b")
+        at_pay, go = threading.Event(), threading.Event()
+        # A stalls after it read the journal, before it reads its clock for the start
+        hooks.on("effects.status", "after", _hold(at_pay, go, "A's stall"), thread="A")
+        entered, release = server.world.hold("pay")
+        ta, out = in_thread(lambda: a.start([{"op": "effect", "key": "pay"}, {"op": "end"}],
+                                            run_id="r1", **S), "A")
+        wait(at_pay, "A to reach its effect")
+        server.clock.advance(LEASE_MS)  # A's lease runs out (lease_until <= now)
+        go.set()
+        reached_or_done(entered, ta, "A to enter its effect or stop")
+        if not entered.is_set():
+            release.set()  # A stopped before its effect: hold nobody else's
+        taken = b.restart()
+        for p in b.published("r1"):  # the operator: reconcile by the world, then go on
+            b.reconcile(p.interrupt_id,
+                        "applied" if server.world.count("r1", "pay") else "not_applied")
+            b.resume(p.token, {}, **S)
+        release.set()
+        a_out = joined(ta, out)
+        return server.observe(taken_over=bool(taken)), a_out
+
+
+def test_a_driver_whose_lease_ran_out_starts_no_effect(any_store_spec: StoreSpec) -> None:
+    """run.ownership.fencing: A's lease ran out before anyone took the run over; its journal
+    start is refused (the lease is checked in the conditional insert, by the driver's clock),
+    so A stops -- nothing applied, nothing written -- and restarter B takes the run over and
+    applies the effect exactly once, with no recovery pause (no effect was in doubt)."""
+    data, a_out = _driver_stalled_past_its_lease(any_store_spec)
+    assert not isinstance(a_out, BaseException), a_out
+    assert data.taken_over and data.effects == {"pay": 1}, data
+    assert data.recoveries == 0 and data.status == "done", data
+
+
+def test_a_driver_whose_lease_ran_out_is_refused_with_a_typed_code(
+        any_store_spec: StoreSpec) -> None:
+    """run.ownership.fencing: the refusal itself -- the journal's start under an epoch whose
+    lease ran out writes nothing; the driver stops as Lost, with ``invalid_transition``."""
+    with servers(any_store_spec) as server:
+        a = server("a")
+        a.start([{"op": "interrupt", "name": "ask"}], run_id="r1", **S)
+        paused = a.service.runs.get("r1")
+        assert paused is not None
+        owned = a.owned.take(paused, a.owned.continuation(True))
+        assert owned is not None and owned.lease_until == server.clock.now() + LEASE_MS
+        server.clock.advance(LEASE_MS - 1)
+        assert a.owned.begin_effect(owned, "0:live")  # the lease is live: started
+        server.clock.advance(1)
+        assert not a.owned.begin_effect(owned, "0:late")
+        assert a.service.effects.status("r1", "0:late") is None
+        with pytest.raises(Lost) as lost:
+            a.owned.lost("r1", owned.epoch)
+        assert lost.value.refusal.code is ErrorCode.INVALID_TRANSITION
+        assert lost.value.refusal.clause == "run.ownership.fencing"
+        assert "lease" in str(lost.value)
+
+
+def test_a_lease_blind_journal_lets_an_effect_outlast_its_lease(
+        any_store_spec: StoreSpec) -> None:
+    """The guard removed (the journal's start checks the epoch only): A starts its effect after
+    its lease ran out, B takes over and opens a recovery pause beside the effect in flight, the
+    operator finds nothing in the world yet and reconciles it not applied -- the effect runs
+    twice."""
+    data, _a_out = _driver_stalled_past_its_lease(any_store_spec, lease_blind)
+    assert data.recoveries == 1 and data.effects == {"pay": 2}, data

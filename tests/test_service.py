@@ -970,7 +970,7 @@ def test_status_distinguishes_the_four_stopped_states(env: Env) -> None:
     take(env, "u-1", where=run("r-unknown", RunStatus.PAUSED))
     env.svc.mark_unknown("u-1")
     run("r-open", RunStatus.PAUSED)
-    env.svc.effects.start("r-open", "0:charge", 0)
+    env.svc.effects.start("r-open", "0:charge", 0, None)
     run("r-running", RunStatus.RUNNING)
     run("r-done", RunStatus.DONE)
     views = {r: env.svc.status(r) for r in ("r-safe", "r-partial", "r-cancelling", "r-unknown",

@@ -617,7 +617,7 @@ def test_every_change_is_committed_before_it_returns(durable_backend: Backend) -
     assert other.payloads.get("int-1") == "{}"
     s.runs.create(run_record("r1"))
     assert other.runs.get("r1") == run_record("r1")
-    assert s.effects.start("r1", "k", 0)
+    assert s.effects.start("r1", "k", 0, None)
     assert other.effects.open_entries("r1") == ["k"]
     assert s.effects.finish("r1", "k", 0)
     assert other.effects.status("r1", "k") is EffectStatus.FINISHED
@@ -678,7 +678,7 @@ def fill(store: StoreBundle) -> None:
     store.checkpoints.write("c1", "t1", "turn-1")
     store.payloads.record("int-2", '{"p":1}')
     store.runs.create(run_record("r1"))
-    store.effects.start("r1", "charge", 0)
+    store.effects.start("r1", "charge", 0, None)
 
 
 def check_filled(store: StoreBundle) -> None:

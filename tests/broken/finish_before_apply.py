@@ -18,8 +18,8 @@ MAY: tuple[str, ...] = ()
 
 
 class FinishFirstJournal(Delegate):
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
-        if not self.inner.start(run_id, key, epoch):
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
+        if not self.inner.start(run_id, key, epoch, now):
             return False
         return bool(self.inner.finish(run_id, key, epoch))  # BROKEN: finished before it ran
 

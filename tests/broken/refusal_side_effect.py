@@ -35,7 +35,7 @@ class OptimisticHarness(Harness):
                 key = str(script[nxt]["key"])
                 jkey = _effect_key(nxt, key)
                 if self.service.effects.status(run.run_id, jkey) is None:
-                    self.service.effects.start(run.run_id, jkey, run.epoch)
+                    self.service.effects.start(run.run_id, jkey, run.epoch, None)
                     self.world.apply(run.run_id, key)
                     self.service.effects.finish(run.run_id, jkey, run.epoch)
                     assert self.service.effects.status(run.run_id, jkey) == EffectStatus.FINISHED

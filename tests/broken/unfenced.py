@@ -1,6 +1,7 @@
 """Broken: no fencing.  The run's conditional write compares status and state but not the
-epoch, and the effect journal's start is an upsert: a server whose run was taken over goes on
-applying its effects.  Must fail ``run.ownership.fencing``."""
+epoch, and the effect journal's start is an upsert (under the run's current epoch, its lease
+unchecked): a server whose run was taken over goes on applying its effects.  Must fail
+``run.ownership.fencing``."""
 
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ class EpochBlindRuns(Delegate):
 
 
 class UpsertJournal(Delegate):
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         if self.inner.status(run_id, key) is not None:
             self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
         run = self.outer.runs.get(run_id)
-        return bool(self.inner.start(run_id, key, epoch if run is None else run.epoch))
+        return bool(self.inner.start(run_id, key, epoch if run is None else run.epoch,
+                                     None))  # nor the lease
 
 
 class Broken(ReferenceAdapter):

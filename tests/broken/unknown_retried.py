@@ -22,10 +22,10 @@ class ForgetfulJournal(Delegate):
     def open_entries(self, run_id: str) -> Any:
         return []
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         if self.inner.status(run_id, key) == EffectStatus.STARTED:  # forgotten: start anew
             self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
-        return bool(self.inner.start(run_id, key, epoch))
+        return bool(self.inner.start(run_id, key, epoch, now))
 
 
 class Broken(ReferenceAdapter):

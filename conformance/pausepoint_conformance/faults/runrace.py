@@ -170,9 +170,9 @@ class StampedJournal(_Facet):
         super().__init__(inner)
         self.world = world
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         self.world.started_ns = time.monotonic_ns()
-        return bool(self.inner.start(run_id, key, epoch))
+        return bool(self.inner.start(run_id, key, epoch, now))
 
 
 class WitnessLedger(_Facet):
@@ -224,11 +224,12 @@ class UpsertJournal(_Facet):
         super().__init__(inner)
         self.runs = runs
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         if self.inner.status(run_id, key) is not None:
             self.inner.settle(run_id, key, EffectStatus.NOT_APPLIED)
         run = self.runs.get(run_id)
-        return bool(self.inner.start(run_id, key, epoch if run is None else run.epoch))
+        return bool(self.inner.start(run_id, key, epoch if run is None else run.epoch,
+                                     None))  # nor the lease
 
 
 @attrs.define

@@ -158,11 +158,14 @@ class EffectJournal(Protocol):
 
     durable: bool
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         """Journal the effect started, owned by ``epoch`` -- only if the run's stored epoch is
-        still ``epoch`` and the effect was never started (or was reconciled not applied), in one
-        atomic conditional insert (``run.ownership.fencing``).  Returns whether it did: only
-        then may the effect be applied."""
+        still ``epoch``, its lease is live at ``now`` (``lease_until > now``; ``now`` is the
+        driver's :class:`Clock` reading, never the store's own clock) and the effect was never
+        started (or was reconciled not applied), in one atomic conditional insert
+        (``run.ownership.fencing``).  Returns whether it did: only then may the effect be
+        applied.  ``now`` None: a run no driver leases (a guard's thread record), fenced by
+        its epoch alone."""
         ...
 
     def finish(self, run_id: str, key: str, epoch: int) -> bool:

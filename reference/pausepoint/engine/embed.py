@@ -334,8 +334,8 @@ class Engine:
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
             state["effects"][key] = None  # settled by an operator: its result is unknown
             return self._save(run, state, self.owned.progress(run.epoch))
-        if not self.owned.begin_effect(run, key):
-            self.owned.lost(run.run_id)
+        if not self.owned.begin_effect(run, key):  # a new epoch, or the lease ran out
+            self.owned.lost(run.run_id, run.epoch)
         svc.commit_so_far()  # the journal's start is durable before fn runs (bracket)
         result = fn()
         state["effects"][key] = result

@@ -37,8 +37,14 @@ class Doubt(enum.Enum):
 
 
 class Lost(BaseException):
-    """This driver lost the run: a take-over gave the run a new epoch, so it writes nothing
-    more and applies no effect (run.ownership.fencing).  Nothing in the run may catch it."""
+    """This driver lost the run: a take-over gave the run a new epoch, or its lease ran out,
+    so it writes nothing more and applies no effect (run.ownership.fencing).  Nothing in the
+    run may catch it.  ``refusal`` says why, as a typed refusal."""
+
+    def __init__(self, message: str = "this driver lost the run") -> None:
+        super().__init__(message)
+        self.refusal = PausepointError(ErrorCode.INVALID_TRANSITION, "run.ownership.fencing",
+                                       message)
 
 
 def published(rec: PauseRecord, token: str | None = None) -> PendingInterrupt:
@@ -118,13 +124,16 @@ class Ownership:
     def progress(self, epoch: int) -> runs.Progress:
         return runs.Progress(epoch, self.clock.now(), self.lease_ms)
 
-    def lost(self, run_id: str) -> NoReturn:
-        """Stop: the run was cancelled (:class:`InvocationCancelled`) or taken over
-        (:class:`Lost`)."""
+    def lost(self, run_id: str, epoch: int | None = None) -> NoReturn:
+        """Stop: the run was cancelled (:class:`InvocationCancelled`), taken over or -- still
+        under this driver's ``epoch`` -- its lease ran out (:class:`Lost`)."""
         now = self.service.runs.get(run_id)
         if now is not None and now.status in runs.CANCELLED_OR_CANCELLING:
             raise InvocationCancelled()
-        raise Lost()
+        if now is not None and now.epoch == epoch and now.lease_until <= self.clock.now():
+            raise Lost(f"run {run_id!r}: the lease of epoch {epoch} ran out at "
+                       f"{now.lease_until}; a restart takes the run over")
+        raise Lost(f"run {run_id!r} is no longer owned under epoch {epoch}")
 
     # -- effects --------------------------------------------------------------------------------
 
@@ -139,9 +148,12 @@ class Ownership:
         return Doubt.FENCED if started > run.epoch else Doubt.IN_DOUBT
 
     def begin_effect(self, run: RunRecord, key: str) -> bool:
-        """Journal the effect ``key`` started under the driver's epoch, a conditional insert
-        (run.ownership.fencing): only if it did may the effect be applied."""
-        return self.service.effects.start(run.run_id, key, run.epoch)
+        """Journal the effect ``key`` started under the driver's epoch and a lease still live
+        now (by this driver's clock), a conditional insert (run.ownership.fencing): only if it
+        did may the effect be applied.  A driver whose lease ran out starts nothing, even if no
+        one took the run over yet: a restarter may be deciding right now that the run has no
+        owner."""
+        return self.service.effects.start(run.run_id, key, run.epoch, self.clock.now())
 
     # -- pauses ---------------------------------------------------------------------------------
 

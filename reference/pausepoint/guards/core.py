@@ -298,7 +298,9 @@ class Guard:
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
             first: T = self._result_of(run.run_id, key)
             return first
-        if status == EffectStatus.STARTED or not svc.effects.start(run.run_id, key, run.epoch):
+        # a thread's record is leased by no driver: its epoch alone fences the start
+        if status == EffectStatus.STARTED or not svc.effects.start(run.run_id, key, run.epoch,
+                                                                   now=None):
             raise PausepointError(
                 ErrorCode.OUTCOME_UNKNOWN, "effect.unknown-outcome",
                 f"effect {key!r} of {scope!r} was started and is not known to have finished; "

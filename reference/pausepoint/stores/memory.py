@@ -199,11 +199,12 @@ class MemoryPayloads(_Facet):
 class MemoryEffects(_Facet):
     """:class:`pausepoint.core.ports.EffectJournal` in memory."""
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
         with self._s._lock:
             run = self._s._runs.get(run_id)
             entry = self._s._effects.get((run_id, key))
             if run is None or run.epoch != epoch or (
+                    now is not None and run.lease_until <= now) or (
                     entry is not None and entry[0] != EffectStatus.NOT_APPLIED):
                 return False
             self._s._effects[(run_id, key)] = (EffectStatus.STARTED, epoch)

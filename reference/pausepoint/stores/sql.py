@@ -626,20 +626,21 @@ _CANCELLED_OR_CANCELLING: Final = tuple(sorted(s.value for s in CANCELLED_OR_CAN
 class SqlEffects(_Facet):
     """:class:`pausepoint.core.ports.EffectJournal` over SQL."""
 
-    @property
-    def _start(self) -> str:
-        """One statement: insert the entry if the run's row still carries the epoch (read with
-        the dialect's row lock); over an entry reconciled not applied, start it again."""
+    def _start(self, leased: bool) -> str:
+        """One statement: insert the entry if the run's row still carries the epoch -- and,
+        ``leased``, a lease live at the driver's ``now`` -- (read with the dialect's row lock);
+        over an entry reconciled not applied, start it again."""
+        live = " AND lease_until > ?" if leased else ""
         return (f"INSERT INTO {EFFECTS} (run_id, effect_key, status, epoch) "
                 f"SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM {RUNS} "
-                f"WHERE run_id = ? AND epoch = ?{self._s.dialect.row_lock}) "
+                f"WHERE run_id = ? AND epoch = ?{live}{self._s.dialect.row_lock}) "
                 "ON CONFLICT (run_id, effect_key) DO UPDATE SET status = excluded.status, "
                 f"epoch = excluded.epoch WHERE {EFFECTS}.status = ?")
 
-    def start(self, run_id: str, key: str, epoch: int) -> bool:
-        return self._s.write(self._start, (
+    def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
+        return self._s.write(self._start(now is not None), (
             run_id, key, EffectStatus.STARTED.value, epoch, run_id, epoch,
-            EffectStatus.NOT_APPLIED.value)) == 1
+            *(() if now is None else (now,)), EffectStatus.NOT_APPLIED.value)) == 1
 
     def finish(self, run_id: str, key: str, epoch: int) -> bool:
         return self._s.write(
