@@ -205,3 +205,35 @@ def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
     again = engine.resume(token, {"approved": True})
     assert again.status == RunStatus.DONE and bank.paid == ["o-1"]
     engine.close()
+
+
+def test_an_engine_whose_lease_ran_out_pays_nothing_and_a_restart_pays_once(
+        any_store_spec: StoreSpec) -> None:
+    """`run.ownership.fencing`: engine A's agent stalls before its payment until A's lease ran
+    out (nobody took the run over yet); A's journal start is refused, so A stops without paying
+    and the run stays A's, running; engine B's restart takes it over and pays exactly once."""
+    bank, clock, ring = Bank(), ManualClock(0), KeyRing.generate()
+    shared = any_store_spec.open() if any_store_spec.kind == "memory" else None
+    stall = [True]
+
+    def slow_refund(ctx: RunContext, order: dict[str, Any]) -> Any:
+        if stall.pop() if stall else False:
+            clock.advance(1_000)  # stalls past its lease (lease_ms below)
+        return ctx.effect("pay", lambda: bank.pay(order["id"]))
+
+    def open_one(owner: str) -> Engine:
+        return Engine.open(shared or any_store_spec.open(), agents={"refund": slow_refund},
+                           interactions=INTERACTIONS, clock=clock, signer=ring, owner=owner,
+                           lease_ms=1_000)
+    a, b = open_one("a"), open_one("b")
+    stopped = a.start("refund", {"id": "o-1"}, run_id="run-1")
+    assert stopped.status == RunStatus.RUNNING and bank.paid == []
+    run = a.deployment.service.runs.get("run-1")
+    assert run is not None and run.owner == "a" and run.epoch == 1
+    assert a.deployment.service.effects.status("run-1", "pay") is None
+    (recovered,) = b.restart()
+    assert recovered.status == RunStatus.DONE and recovered.output == 1
+    assert bank.paid == ["o-1"]
+    for engine in (a, b):
+        if shared is None:
+            engine.close()
