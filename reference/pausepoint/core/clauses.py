@@ -206,8 +206,9 @@ CLAUSES: Final[tuple[Clause, ...]] = (
        "Whoever drives a run first owns it under a lease; a restart takes over only a run whose "
        "lease was released, ran out, or is its own."),
     _c("run.ownership.fencing", G.CONCURRENCY,
-       "Every run write and every effect journal start is conditional on the writer's epoch; a "
-       "driver that lost the run writes nothing more and applies no effect."),
+       "Every run write and every effect journal start is conditional on the writer's epoch, "
+       "and an effect journal start also on the writer's lease being live; a driver that lost "
+       "the run writes nothing more and applies no effect."),
     _c("run.continuation.belongs-to-step", G.CONCURRENCY,
        "A continuation runs only if its pause belongs to the run's current step; one for a step "
        "the run has left is dropped."),
