@@ -75,6 +75,32 @@ def test_a_live_lease_keeps_other_restarters_out() -> None:
                       runs.Accepted)
 
 
+def test_a_restart_finishes_a_cancel_only_once_its_canceller_stopped() -> None:
+    """`run.ownership.lease`: a run left cancelling is taken over by a restart (a new epoch:
+    the canceller's last write is fenced) only once the canceller's lease ran out, or when the
+    canceller is the restarter itself (from before its crash); it stays cancelling, owned by
+    the restarter under a lease, until the restart's own ``Cancelled``."""
+    cancelling = runs.step(RunState(R.PAUSED, 2), runs.Cancel("c", NOW, LEASE))
+    assert isinstance(cancelling, runs.Accepted)
+    held = cancelling.state
+    assert held == RunState(R.CANCELLING, 3, "c", NOW + LEASE)
+    refused = runs.step(held, runs.Recover("b", NOW + LEASE - 1, LEASE))
+    assert isinstance(refused, runs.Refusal)
+    assert (refused.clause, refused.code) == ("run.ownership.lease",
+                                              ErrorCode.INVALID_TRANSITION)
+    for taker, now in (("b", NOW + LEASE), ("c", NOW)):
+        out = runs.step(held, runs.Recover(taker, now, LEASE))
+        assert isinstance(out, runs.Accepted) and out.clause == "run.ownership.lease"
+        assert out.state == RunState(R.CANCELLING, 4, taker, now + LEASE)
+        late = runs.step(out.state, runs.Cancelled(held.epoch))  # the old canceller: fenced
+        assert isinstance(late, runs.Refusal) and late.clause == "run.ownership.fencing"
+        done = runs.step(out.state, runs.Cancelled(out.state.epoch))
+        assert isinstance(done, runs.Accepted) and done.state == RunState(R.CANCELLED, 4)
+    for ended in (R.CANCELLED, R.DONE, R.PAUSED):  # nothing else for a restart to take
+        assert isinstance(runs.step(RunState(ended, 4), runs.Recover("b", NOW, LEASE)),
+                          runs.Refusal)
+
+
 @pytest.mark.parametrize("ended", [R.DONE, R.ERROR])
 def test_a_finished_run_refuses_a_cancel(ended: RunStatus) -> None:
     """`run.cancel.finished`."""

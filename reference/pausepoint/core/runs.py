@@ -77,7 +77,8 @@ class Start:
 
 @attrs.frozen
 class Recover:
-    """A restart takes over a run that was executing when its driver stopped."""
+    """A restart takes over a run that was executing when its driver stopped -- or a run left
+    cancelling by a canceller that stopped, to finish its cancel."""
 
     owner: str
     now: int
@@ -133,9 +134,13 @@ class Release:
 
 @attrs.frozen
 class Cancel:
-    """Cancel the run: taking it over from any driver (a new epoch)."""
+    """Cancel the run: taking it over from any driver (a new epoch), the canceller holding a
+    lease until ``now + lease_ms`` while it cancels (0: none, a restart may finish the cancel
+    at once)."""
 
     owner: str
+    now: int = 0
+    lease_ms: int = 0
 
 
 @attrs.frozen
@@ -203,6 +208,8 @@ def _parent_live(s: RunState | None, e: Event) -> Refusal | None:
 
 
 def _lease_free(s: RunState | None, e: Event) -> Refusal | None:
+    """The run's driver -- or canceller -- stopped: its lease was released, ran out, or is the
+    restarter's own."""
     assert s is not None and isinstance(e, Recover)
     if not s.lease_free_for(e.owner, e.now):
         return Refusal("run.ownership.lease", ErrorCode.INVALID_TRANSITION,
@@ -237,8 +244,10 @@ def _released(s: RunState | None, e: Event) -> RunState:
 
 
 def _cancelling(s: RunState | None, e: Event) -> RunState:
-    assert s is not None and isinstance(e, Cancel)
-    return RunState(s.status, s.epoch + 1, e.owner)
+    """Taken over by the canceller (or, from cancelling, by a restart finishing the cancel):
+    a new epoch, and a lease while it cancels."""
+    assert s is not None and isinstance(e, Cancel | Recover)
+    return RunState(s.status, s.epoch + 1, e.owner, e.now + e.lease_ms if e.lease_ms else 0)
 
 
 def _invalid(event: type[Event], *sources: RunStatus | None) -> tuple[Row, ...]:
@@ -254,9 +263,12 @@ TABLE: Final[tuple[Row, ...]] = (
     # start: a new run, owned; never under a cancelled parent
     Row(Start, None, "run.ownership.lease", R.RUNNING, _owned, guards=(_parent_live,)),
     *_invalid(Start, *RunStatus),
-    # a restart takes over an executing run whose lease is free
+    # a restart takes over an executing run whose lease is free -- or a cancelling run whose
+    # canceller's lease is free, to finish the cancel
     Row(Recover, R.RUNNING, "run.restart.concurrent", R.RUNNING, _owned, guards=(_lease_free,)),
-    *_invalid(Recover, *_NOT_RUNNING),
+    Row(Recover, R.CANCELLING, "run.ownership.lease", R.CANCELLING, _cancelling,
+        guards=(_lease_free,)),
+    *_invalid(Recover, None, R.PAUSED, R.DONE, R.ERROR, R.CANCELLED),
     # a continuation takes over a paused run, for the step it is paused at
     Row(Continue, R.PAUSED, "run.continuation.belongs-to-step", R.RUNNING, _owned,
         guards=(_current_step,)),

@@ -207,14 +207,14 @@ class Engine:
 
     def cancel(self, run_id: str) -> RunResult:
         """Cancel the run, its questions and its child runs; refused for a run that ended."""
-        self.deployment.service.cancel_run(run_id, owner=self.owner)
+        self.owned.cancel(run_id)
         return self._result(run_id)
 
     def restart(self) -> list[RunResult]:
         """Go on with every run whose driver stopped (its lease released, run out, or this
-        owner's own from before a crash)."""
+        owner's own from before a crash), and finish every cancel whose canceller stopped."""
         svc = self.deployment.service
-        results = []
+        results = [self._result(run_id) for run_id in self.owned.finish_cancels()]
         for run in svc.runs.with_status(RunStatus.RUNNING):
             if json.loads(run.state).get("agent") not in self.agents:
                 continue  # not one of this engine's

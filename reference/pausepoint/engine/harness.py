@@ -342,7 +342,7 @@ class Harness:
     def cancel(self, run_id: str) -> Report:
         with self._lock:
             self._alive()
-            if run_id in self.service.cancel_run(run_id, owner=self.owner):
+            if run_id in self.owned.cancel(run_id):
                 self.trace.emit("cancel", run=run_id)
             return self._report(run_id, ())
 
@@ -380,7 +380,7 @@ class Harness:
             if self.crashed:
                 self.deployment = self._compose(self._open_bundle())
                 self.crashed = False
-            reports = []
+            reports = [self._report(run_id, ()) for run_id in self.owned.finish_cancels()]
             for run in self._executing_runs():
                 # refused while a live owner drives it (run.ownership.lease), or lost to
                 # another restarter (run.restart.concurrent)

@@ -4,7 +4,8 @@
 Whoever drives a run -- its start, a resume's continuation, a restart's recovery -- first owns
 it: a lease and an epoch from the run table (:mod:`pausepoint.core.runs`), every write to the run
 conditional on that epoch (``run.ownership.fencing``).  :class:`Ownership` holds those writes:
-taking a run (start, continuation, restart), the fenced progress writes, the effect journal's
+taking a run (start, continuation, restart), a cancel and a restart's finishing of a cancel
+whose canceller stopped, the fenced progress writes, the effect journal's
 conditional start and the epoch rule for an entry left started, pauses issued only under the
 driver's epoch, and the recovery pause of an effect in doubt.  A driver that finds it lost the
 run stops: :class:`Lost` (taken over) or :class:`~pausepoint.engine.run.InvocationCancelled`
@@ -94,6 +95,16 @@ class Ownership:
     def recover(self) -> runs.Recover:
         """A restart's take-over event (run.ownership.lease)."""
         return runs.Recover(self.owner, self.clock.now(), self.lease_ms)
+
+    def cancel(self, run_id: str) -> list[str]:
+        """Cancel ``run_id`` and its children as this driver, holding a lease while it cancels
+        (:meth:`PauseService.cancel_run`)."""
+        return self.service.cancel_run(run_id, owner=self.owner, lease_ms=self.lease_ms)
+
+    def finish_cancels(self) -> list[str]:
+        """A restart's share of the cancels: finish every cancel whose canceller stopped
+        (:meth:`PauseService.finish_cancels`); the run ids cancelled."""
+        return self.service.finish_cancels(self.owner, self.lease_ms)
 
     def take(self, run: RunRecord, event: runs.Recover | runs.Continue,
              state: str | None = None) -> RunRecord | None:

@@ -468,28 +468,63 @@ class PauseService:
     def cancel_pause(self, interrupt_id: str) -> PauseRecord:
         return self._advance(interrupt_id, lambda _r: lc.Cancel())
 
-    def cancel_run(self, run_id: str, *, owner: str = "cancel") -> list[str]:
+    def cancel_run(self, run_id: str, *, owner: str = "cancel", lease_ms: int = 0) -> list[str]:
         """Cancel a run, its live pauses, and -- transitively -- its child runs
         (cancel.distinct, cancel.propagates).  Returns the run ids cancelled.
 
         Each run is first taken over (the run table's :class:`~pausepoint.core.runs.Cancel`: a
-        new epoch), so whoever drove it is fenced off before its next effect
-        (``run.cancel.in-flight``).  A run that already ended done or error is refused with
-        ``invalid_transition`` and nothing changes (``run.cancel.finished``); a child that ended
-        by itself stays as it is.
+        new epoch, and a lease of ``lease_ms`` while the cancel goes on), so whoever drove it
+        is fenced off before its next effect (``run.cancel.in-flight``).  A run that already
+        ended done or error is refused with ``invalid_transition`` and nothing changes
+        (``run.cancel.finished``); a child that ended by itself stays as it is.
 
-        A run's pauses, its take-over and its end are one unit of work (one commit), its pauses
-        written first: every unit locks pause rows before run rows, as a resume does (its
-        consume, then its continuation's claim of the run), so on PostgreSQL a cancel and a
-        resume of one run queue behind each other instead of deadlocking."""
+        A run's pauses and its take-over (and its end, when it has no children) are one unit
+        of work (one commit), its pauses written first: every unit locks pause rows before run
+        rows, as a resume does (its consume, then its continuation's claim of the run), so on
+        PostgreSQL a cancel and a resume of one run queue behind each other instead of
+        deadlocking.  A run with children stays ``cancelling`` until they are cancelled, then
+        ends ``cancelled``: a canceller that dies anywhere in between leaves it ``cancelling``,
+        and a restart finishes the cancel (:meth:`finish_cancels`)."""
+        return self._cancel_tree(run_id, runs.Cancel(owner, self.clock.now(), lease_ms))
+
+    def finish_cancels(self, owner: str, lease_ms: int) -> list[str]:
+        """A restart's share of the cancels: every run left ``cancelling`` whose canceller
+        stopped -- its lease ran out, or it is ``owner`` itself from before a crash -- is taken
+        over (the run table's :class:`~pausepoint.core.runs.Recover` from cancelling, a new
+        epoch: ``run.ownership.lease``) and its cancel finished, idempotently: its pauses and
+        children cancelled, then the run, under the new epoch.  A run whose canceller still
+        holds its lease, or that ended meanwhile, is left to it.  Returns the run ids
+        cancelled."""
+        finished: list[str] = []
+        for run in self.runs.with_status(RunStatus.CANCELLING):
+            try:
+                finished += self._cancel_tree(
+                    run.run_id, runs.Recover(owner, self.clock.now(), lease_ms))
+            except PausepointError as exc:
+                if exc.code is ErrorCode.STORE_UNAVAILABLE:
+                    raise
+                # refused: a live canceller, or another restart took it first
+        return finished
+
+    def _cancel_tree(self, run_id: str, take: runs.Cancel | runs.Recover) -> list[str]:
+        """Take ``run_id`` over with ``take`` (refused: raised, before anything is written)
+        and its descendants with a cancel by the same owner; cancel each one's pauses; end
+        each ``cancelled`` after its children (a run without children in the same unit of work
+        as its take-over)."""
         cancelled: list[str] = []
-        todo = [run_id]
+        child_take = runs.Cancel(take.owner, take.now, take.lease_ms)
+        todo: list[tuple[str, RunRecord | None]] = [(run_id, None)]
         while todo:
-            rid = todo.pop()
+            rid, taken = todo.pop()
+            if taken is not None:  # its children are done: end it
+                with self.unit_of_work():
+                    self._end_cancel(taken)
+                continue
+            event = take if rid == run_id else child_take
             with self.unit_of_work():
                 run: RunRecord | None = self.runs.get(rid)
                 if rid == run_id and run is not None:  # refused before anything is written
-                    self._cancel_step(run, owner, refuse=True)
+                    self._cancel_step(run, event, refuse=True)
                 for rec in self.ledger.by_run(rid):
                     if rec.state.phase not in lc.TERMINAL:
                         try:
@@ -498,15 +533,23 @@ class PauseService:
                             if exc.code is ErrorCode.STORE_UNAVAILABLE:
                                 raise
                             # consumed or expired first: decided once
-                run = self._take_for_cancel(rid, owner, refuse=rid == run_id, read=run)
+                run = self._take_for_cancel(rid, event, refuse=rid == run_id, read=run)
+                children = [child.run_id for child in self.runs.children(rid)]
                 if run is not None:
-                    out = runs.step(run.run_state, runs.Cancelled(run.epoch))
-                    if isinstance(out, runs.Accepted) and out.changed:
-                        # lost: another canceller won
-                        self.runs.replace(run, run.evolve(out.state))
                     cancelled.append(rid)
-                todo.extend(child.run_id for child in self.runs.children(rid))
+                    if children:
+                        todo.append((rid, run))
+                    else:
+                        self._end_cancel(run)
+            todo.extend((child, None) for child in children)
         return cancelled
+
+    def _end_cancel(self, run: RunRecord) -> None:
+        """The canceller ends ``run`` cancelled, under the epoch it took it with (nothing if
+        another canceller or a restart took it over since: it ends it)."""
+        out = runs.step(run.run_state, runs.Cancelled(run.epoch))
+        if isinstance(out, runs.Accepted) and out.changed:
+            self.runs.replace(run, run.evolve(out.state))
 
     def parent_standing(self, parent_run_id: str | None) -> tuple[RunRecord | None,
                                                                    RunStatus | None]:
@@ -523,27 +566,28 @@ class PauseService:
                 return parent, RunStatus.CANCELLING
         return parent, None if parent is None else parent.status
 
-    def _cancel_step(self, run: RunRecord, owner: str, refuse: bool) -> runs.Accepted | None:
-        """The run table's verdict on cancelling ``run``: None when it ended (``refuse``: then
-        refused, with the table's clause and code)."""
-        out = runs.step(run.run_state, runs.Cancel(owner))
+    def _cancel_step(self, run: RunRecord, take: runs.Cancel | runs.Recover,
+                     refuse: bool) -> runs.Accepted | None:
+        """The run table's verdict on taking ``run`` over with ``take`` for a cancel: None
+        when it ended (``refuse``: then refused, with the table's clause and code)."""
+        out = runs.step(run.run_state, take)
         if isinstance(out, runs.Refusal):
             if refuse:
                 raise PausepointError(out.code, out.clause, out.message)
             return None
         return out
 
-    def _take_for_cancel(self, run_id: str, owner: str, refuse: bool,
+    def _take_for_cancel(self, run_id: str, take: runs.Cancel | runs.Recover, refuse: bool,
                          read: RunRecord | None = None) -> RunRecord | None:
-        """The run, taken over in ``cancelling`` under a new epoch; None if there is no such
-        run or (a child) it ended by itself -- it stays so, and its children are still
-        cancelled.  ``refuse``: a run that ended is refused.  ``read``: the run as just read
-        (the first attempt then reads nothing)."""
+        """The run, taken over in ``cancelling`` under a new epoch by ``take``; None if there
+        is no such run or (a child) it ended by itself -- it stays so, and its children are
+        still cancelled.  ``refuse``: a run the table refuses ``take`` for is refused.
+        ``read``: the run as just read (the first attempt then reads nothing)."""
         for _ in range(MAX_CAS_ATTEMPTS):
             run, read = read or self.runs.get(run_id), None
             if run is None:
                 return None
-            out = self._cancel_step(run, owner, refuse)
+            out = self._cancel_step(run, take, refuse)
             if out is None:
                 return None
             if not out.changed:
