@@ -237,3 +237,29 @@ def test_an_engine_whose_lease_ran_out_pays_nothing_and_a_restart_pays_once(
     for engine in (a, b):
         if shared is None:
             engine.close()
+
+
+def test_an_engine_restart_finishes_a_cancel_whose_canceller_died(
+        any_store_spec: StoreSpec) -> None:
+    """`run.ownership.lease`: a canceller took the run over (cancelling, under its lease) and
+    died there; a restart leaves it while that lease is live, then finishes the cancel: the
+    run ends cancelled, its question cancelled, nothing paid."""
+    bank = Bank()
+    engine, _ = engines(any_store_spec, bank)
+    svc = engine.deployment.service
+    run = engine.start("refund", {"id": "o-1"}, run_id="run-1")
+    held = svc.runs.get("run-1")
+    assert held is not None
+    out = runs.step(held.run_state, runs.Cancel("canceller", engine.clock.now(), 1_000))
+    assert isinstance(out, runs.Accepted)
+    assert svc.runs.replace(held, held.evolve(out.state))  # ... and the canceller dies
+    assert engine.restart() == [] and engine.status("run-1") == pausepoint.RunView.CANCELLING
+    assert isinstance(engine.clock, ManualClock)
+    engine.clock.advance(1_000)
+    (finished,) = engine.restart()
+    assert finished.status == RunStatus.CANCELLED and finished.pauses == ()
+    with pytest.raises(pausepoint.PausepointError) as err:
+        engine.resume(run.pauses[0].token, {"approved": True})
+    assert err.value.code == pausepoint.ErrorCode.PAUSE_CANCELLED
+    assert bank.paid == []
+    engine.close()

@@ -25,6 +25,7 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.core.ports import EffectJournal
 from pausepoint.engine.harness import Harness
 from pausepoint.engine.owned import Lost
+from pausepoint.engine.service import PauseService
 from pausepoint.stores.base import PortBundle, StoreBundle
 from pausepoint_conformance.faults.interleave import (
     EXPECTED,
@@ -232,3 +233,62 @@ def test_a_lease_blind_journal_lets_an_effect_outlast_its_lease(
     twice."""
     data, _a_out = _driver_stalled_past_its_lease(any_store_spec, lease_blind)
     assert data.recoveries == 1 and data.effects == {"pay": 2}, data
+
+
+# == a dead canceller ============================================================================
+
+
+def _dead_canceller(spec: StoreSpec) -> dict[str, Any]:
+    """Run p (asks, then pays) has a child c (asks, then pays), both paused.  Canceller B takes
+    p over for its cancel (p is ``cancelling``) and dies there, before any pause, child or end
+    of it.  While B's lease is live a restart leaves the cancel to B; once it ran out, restarter
+    C finishes it.  The person then answers p's question anyway."""
+    with servers(spec) as server:
+        hooks = Hooks()
+        a, b, c = server("a"), server("b", hooks), server("c")
+        p = a.start([{"op": "interrupt", "name": "ask"}, {"op": "effect", "key": "pay"},
+                     {"op": "end"}], run_id="p", **S)
+        a.start([{"op": "interrupt", "name": "ask"}, {"op": "effect", "key": "pay"},
+                 {"op": "end"}], run_id="c", parent_run_id="p", **S)
+        hooks.on("runs.replace", "after", _die, thread="B")  # the canceller dies, cancelling
+        tb, out = in_thread(lambda: b.cancel("p"), "B")
+        assert isinstance(joined(tb, out), Killed)
+        seen: dict[str, Any] = {"after_death": (a.run_status("p"), a.run_status("c"))}
+        c.restart()
+        seen["beside_live_canceller"] = a.run_status("p")
+        server.clock.advance(LEASE_MS)  # B's lease as canceller runs out
+        finished = c.restart()
+        seen["finished"] = sorted(r.run_id for r in finished)
+        seen["status"] = {r: a.run_status(r) for r in ("p", "c")}
+        seen["live_pauses"] = [r.interrupt_id for r in a.service.ledger.outstanding()]
+        try:
+            a.resume(p.pauses[0].token, {}, **S)
+            seen["late_answer"] = "accepted"
+        except PausepointError as exc:
+            seen["late_answer"] = exc.code.value
+        seen["effects"] = {r: server.world.count(r, "pay") for r in ("p", "c")}
+        return seen
+
+
+def test_a_restart_finishes_the_cancel_of_a_dead_canceller(any_store_spec: StoreSpec) -> None:
+    """`run.ownership.lease`, `cancel.propagates`: the canceller died with the run cancelling;
+    a restart leaves it alone while the canceller's lease is live, then takes it over and
+    finishes the cancel: the run and its child end cancelled, no pause is left to answer, the
+    late answer is refused ``pause_cancelled``, nothing is paid."""
+    seen = _dead_canceller(any_store_spec)
+    assert seen["after_death"] == ("cancelling", "paused")
+    assert seen["beside_live_canceller"] == "cancelling"
+    assert seen["finished"] == ["c", "p"]
+    assert seen["status"] == {"p": "cancelled", "c": "cancelled"}
+    assert seen["live_pauses"] == [] and seen["late_answer"] == "pause_cancelled"
+    assert seen["effects"] == {"p": 0, "c": 0}
+
+
+def test_a_restart_that_skips_cancelling_runs_leaves_the_cancel_undone(
+        any_store_spec: StoreSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard removed (a restart that skips cancelling runs): the run stays cancelling
+    forever, its child and both questions live."""
+    monkeypatch.setattr(PauseService, "finish_cancels", lambda *_args: [])
+    seen = _dead_canceller(any_store_spec)
+    assert seen["status"] == {"p": "cancelling", "c": "paused"}
+    assert len(seen["live_pauses"]) == 2
