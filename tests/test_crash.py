@@ -23,11 +23,13 @@ from pausepoint_conformance.faults.crash import (
     AdapterCrashReport,
     Case,
     CrashReport,
+    cancel_from,
     crash_adapter,
     dry_run,
     enumerate_crashes,
     postgres_factory,
     prepare,
+    read_jsonl,
     sqlite_factory,
 )
 from pausepoint_conformance.faults.crash import main as crash_main
@@ -257,3 +259,49 @@ def test_the_crash_command_takes_an_adapter(capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert code == 1, out
     assert "restart after start" in out and "the run did not end done" in out
+
+
+# -- a dead canceller --------------------------------------------------------------------------
+
+
+def _cancel_cases(store: str, tmp_path: Path, broken: str | None = None,
+                  only: Any = None) -> CrashReport:
+    factory = sqlite_factory if store == "sqlite" else postgres_factory(pg_dsn())
+    files = prepare(factory(str(tmp_path / "mark")), str(tmp_path / "mark"))
+    try:  # where the cancel's writes begin
+        dry_run(files, "cancel")
+        first = cancel_from(read_jsonl(files.trace))
+    finally:
+        drop(files.store)
+    return enumerate_crashes(factory, str(tmp_path), scenario="cancel", broken=broken,
+                             only=lambda c: c.point >= first and (only is None or only(c)))
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_crash_at_every_write_of_a_cancel(tmp_path: Path, store: str) -> None:
+    """`cancel.propagates`, `run.ownership.lease`: a run and its child, both paused, are
+    cancelled; the canceller is killed before and after every write of the cancel -- each
+    run's take-over, its pause's cancel, each end, each unit of work's commit -- and a fresh
+    process restarts (finishing a cancel whose canceller died) and cancels only if the cancel
+    never began: both runs end cancelled, no pause live, no effect after the question
+    applied."""
+    report = _cancel_cases(store, tmp_path)
+    print(_report(report))
+    cancel = report.writes[-len(report.results) // 2:]
+    assert cancel.count("runs.replace") == 4  # two take-overs, two ends
+    assert cancel.count("ledger.transition") == 2  # the two pauses cancelled
+    assert "unit_of_work.commit" in cancel
+    assert all(r.died for r in report.results), [r.case for r in report.results if not r.died]
+    assert report.violations == [], "\n".join(report.violations)
+
+
+def test_broken_skip_cancels_is_caught(tmp_path: Path) -> None:
+    """A restart that skips cancelling runs: the canceller killed after the commit of the
+    parent's take-over (before its child's and its own end) leaves the run cancelling for
+    ever, and the check says so."""
+    report = _cancel_cases("sqlite", tmp_path, broken="skip-cancels",
+                           only=lambda c: c.op == "unit_of_work.commit" and c.when == "after")
+    assert report.cases >= 1
+    stuck = [r for r in report.results if any("not cancelled: cancelling" in v
+                                              for v in r.violations)]
+    assert stuck, [r.violations for r in report.results]

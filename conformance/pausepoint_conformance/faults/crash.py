@@ -36,13 +36,24 @@ finishes the run.  Then :func:`check_case` reads the durable stores, the world, 
   applied again before it was reconciled (``effect.unknown-outcome``); otherwise no recovery
   pause was opened.
 
+**A cancel** (``scenario="cancel"``, ``run --scenario cancel``): a run and its child, both
+paused at a question with an effect after it, and the run cancelled; the worker dies before
+and after every write -- the starts and every write of the cancel (each run's take-over, its
+pauses, its end, each unit of work's commit).  A parent stays ``cancelling`` until its child is
+cancelled, so a death between the two leaves it so; the fresh worker restarts (which finishes
+a cancel whose canceller stopped), starts what was never started, cancels if the cancel never
+began, and
+:func:`check_cancelled` checks: both runs end ``cancelled``, no pause is live (each is
+cancelled), no effect was applied.
+
 Deliberately broken variants (``broken=``) show the checks bite: ``forgetful-journal`` treats
 an effect in doubt as never started (so it retries it); ``replay-only`` never continues a run
 stalled between the consume and its continuation (the first bug crash injection found: the run
 stays paused forever, its answer accepted and lost); ``answerless-restart`` continues such a
 run without the answer when the process died before keeping it (the second one: the run goes
 on with ``None``); ``reminting`` publishes, after a restart, a freshly minted token for a pause
-instead of the one already issued.
+instead of the one already issued; ``skip-cancels`` restarts without finishing a cancel whose
+canceller died (the run stays ``cancelling`` forever).
 
 Run it standalone: ``python -m pausepoint_conformance.faults.crash run --store sqlite``.
 
@@ -165,7 +176,13 @@ is tapped (so a write method added to a port later is a crash boundary without a
 keep in step); the world's ``apply`` is tapped as well."""
 
 BROKEN_VARIANTS: Final[tuple[str, ...]] = ("forgetful-journal", "replay-only",
-                                           "answerless-restart", "reminting")
+                                           "answerless-restart", "reminting", "skip-cancels")
+SCENARIOS: Final[tuple[str, ...]] = ("pay", "cancel")
+"""``pay``: the run pauses, is answered and pays; ``cancel``: a run and its child are
+cancelled while paused."""
+CHILD_ID: Final = "crash-child"
+ASK_PC: Final = next(pc for pc, s in enumerate(SCRIPT) if isinstance(s, Ask))
+CANCEL_RUNS: Final[tuple[str, ...]] = (RUN_ID, CHILD_ID)
 
 
 # -- the tap ---------------------------------------------------------------------------------
@@ -553,6 +570,27 @@ def drive(h: Harness | EngineDriver, inbox: Inbox, proc: str, restart: bool) -> 
     return h.run_status(RUN_ID)
 
 
+def drive_cancel(h: Harness, restart: bool, mark: Callable[[], None] = lambda: None) -> str:
+    """Start the run and its child (what was not started yet: a child under a run being
+    cancelled is refused) and cancel the run -- after a restart, only if the cancel did not
+    begin yet (one that began is the restart's to finish) -- the way its operator would after
+    a crash; ``mark`` is called right before the cancel."""
+    if restart:
+        h.restart()
+    for run_id, parent in ((RUN_ID, None), (CHILD_ID, RUN_ID)):
+        if h.run_status(run_id) == "unknown":
+            try:
+                h.start(list(SCRIPT), run_id=run_id, parent_run_id=parent, session_id=SESSION,
+                        scope=SCOPE)
+            except PausepointError:
+                pass  # refused under a cancelled (or cancelling) parent: nothing to cancel
+    if restart and h.run_status(RUN_ID) in ("cancelling", "cancelled"):
+        return h.run_status(RUN_ID)
+    mark()
+    h.cancel(RUN_ID)
+    return h.run_status(RUN_ID)
+
+
 def worker_main(spec: dict[str, Any]) -> int:
     files = CaseFiles.from_json(spec["files"])
     proc = str(spec["proc"])
@@ -574,8 +612,16 @@ def worker_main(spec: dict[str, Any]) -> int:
         h.traced(sink)
         if spec.get("restart"):
             sink.emit("crash")  # the log's own record of the death this process follows
+    if tap.broken == "skip-cancels" and isinstance(h, Harness):  # BROKEN: no cancel finished
+        h.service.finish_cancels = lambda *_args: []  # type: ignore[method-assign]
     try:
-        status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
+        if spec.get("scenario", "pay") == "cancel":
+            if not isinstance(h, Harness):
+                raise ValueError("the cancel scenario runs on the harness")
+            status = drive_cancel(h, restart=bool(spec.get("restart")),
+                                  mark=lambda: tap.log(at="mark", op="cancel", n=tap.count))
+        else:
+            status = drive(h, inbox, proc, restart=bool(spec.get("restart")))
     finally:
         h.deployment.store.close()
     print(json.dumps({"status": status, "writes": tap.count}))
@@ -632,16 +678,23 @@ def prepare(store: StoreSpec, directory: str, key_from: str | None = None,
     return files
 
 
-def dry_run(files: CaseFiles) -> list[dict[str, Any]]:
+def dry_run(files: CaseFiles, scenario: str = "pay") -> list[dict[str, Any]]:
     """Run the scenario once without dying: its writes, in order (``after`` entries)."""
-    done = _run_worker({"files": files.to_json(), "proc": "dry"})
+    done = _run_worker({"files": files.to_json(), "proc": "dry", "scenario": scenario})
     if done.returncode != 0:
         raise RuntimeError(f"the scenario fails without a crash:\n{done.stderr}")
     entries = [e for e in read_jsonl(files.trace) if e["at"] == "after"]
-    problems = check_durable(files, read_jsonl(files.trace), in_doubt=())
+    problems = (check_cancelled(files) if scenario == "cancel" else
+                check_durable(files, read_jsonl(files.trace), in_doubt=()))
     if problems:
         raise RuntimeError(f"the scenario is wrong without a crash: {problems}")
     return entries
+
+
+def cancel_from(trace: Sequence[dict[str, Any]]) -> int:
+    """The number of the cancel's first write in a cancel scenario's trace (its worker marks
+    where the cancel begins)."""
+    return 1 + next(int(e["n"]) for e in trace if e["at"] == "mark" and e["op"] == "cancel")
 
 
 def in_doubt_at_kill(first: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -749,6 +802,33 @@ def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple
     return bad
 
 
+def check_cancelled(files: CaseFiles) -> list[str]:
+    """The cancel scenario's invariants, read from the durable stores and the world: the run
+    and its child ended ``cancelled`` (cancel.propagates), no pause of either is live -- each
+    ended cancelled, none answered -- and no effect after the question was applied, the one
+    before it once at most (run.cancel.in-flight, effect.at-most-once)."""
+    bad: list[str] = []
+    store = files.store.open()
+    try:
+        world = SqliteWorld(files.world)
+        for run_id in CANCEL_RUNS:
+            run = store.runs.get(run_id)
+            if run is None or run.status.value != "cancelled":
+                bad.append(f"run {run_id} not cancelled: "
+                           f"{None if run is None else run.status.value}")
+            for r in store.ledger.by_run(run_id):
+                if r.state.phase != Phase.CANCELLED:
+                    bad.append(f"pause {r.interrupt_id} ends {r.state.phase.value}, "
+                               "not cancelled")
+            for jkey in EFFECT_KEYS:  # before the question: once; after it: never
+                n = world.count(run_id, jkey.split(":", 1)[1])
+                if n > int(int(jkey.split(":", 1)[0]) < ASK_PC):
+                    bad.append(f"effect {jkey} of cancelled run {run_id} applied {n} times")
+    finally:
+        store.close()
+    return bad
+
+
 TAKE_OVER: Final[dict[str, Any]] = {"lease_ms": 1}
 """A take-over case's workers: their leases run out at once, so each restart is a take-over
 by another owner (``run.ownership.lease``) under a new epoch."""
@@ -763,12 +843,12 @@ def _died(worker: subprocess.CompletedProcess[str], case: Case, violations: list
 
 
 def run_case(files: CaseFiles, case: Case, broken: str | None = None,
-             traced: bool = False) -> CaseResult:
+             traced: bool = False, scenario: str = "pay") -> CaseResult:
     """Die at one boundary, restart, finish, check.  A take-over case (``case.first``): the
     first owner dies at ``case.first``, a second owner takes the run over and dies at
     ``case``, a third takes it over and finishes."""
     t0 = time.monotonic()
-    base = {"files": files.to_json(), "broken": broken, "trace": traced}
+    base = {"files": files.to_json(), "broken": broken, "trace": traced, "scenario": scenario}
     violations: list[str] = []
     dying = ["first"]
     if case.first is not None:
@@ -796,7 +876,8 @@ def run_case(files: CaseFiles, case: Case, broken: str | None = None,
         violations.append(f"recovery failed (exit {second.returncode}): "
                           f"{second.stderr.strip().splitlines()[-1:] or second.stderr}")
     trace = read_jsonl(files.trace)
-    violations.extend(check_durable(files, trace, in_doubt, retried_by))
+    violations.extend(check_cancelled(files) if scenario == "cancel" else
+                      check_durable(files, trace, in_doubt, retried_by))
     return CaseResult(case, files.store.kind, tuple(violations), died, in_doubt,
                       time.monotonic() - t0)
 
@@ -823,6 +904,7 @@ class CrashReport:
     results: tuple[CaseResult, ...]
     broken: str | None = None
     take_over: bool = False
+    scenario: str = "pay"
 
     @property
     def violations(self) -> list[str]:
@@ -876,17 +958,22 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
                       jobs: int = 2, only: Callable[[Case], bool] | None = None,
                       progress: Callable[[CaseResult], None] | None = None,
                       take_over: bool = False, trace_dir: str | None = None,
-                      engine: bool = False) -> CrashReport:
+                      engine: bool = False, scenario: str = "pay") -> CrashReport:
     """Every boundary x (before, after) -- or the cases ``only`` selects -- each in a fresh
     store; with ``take_over``, also every boundary of an owner taking the run over from one
     that died (:func:`take_over_cases`).  With ``trace_dir``, every process of a case appends
     its events to one log (:class:`pausepoint.engine.tracing.FileTrace`), copied to
     ``trace_dir/<case>.events.ndjson`` and validated against the model (``CaseResult.trace``).
-    With ``engine``, the scenario runs on the embedding engine (:class:`EngineDriver`)."""
+    With ``engine``, the scenario runs on the embedding engine (:class:`EngineDriver`).
+    ``scenario``: one of :data:`SCENARIOS` (take-over cases are the ``pay`` scenario's; the
+    ``cancel`` scenario runs on the harness)."""
+    if scenario != "pay" and (take_over or engine):
+        raise ValueError("the take-over cases kill a run's driver, not a canceller, and the "
+                         "engine runs the pay scenario: scenario 'pay' only")
     root = Path(workdir)
     dry_files = prepare(factory(str(root / "dry")), str(root / "dry"), engine=engine)
     try:
-        writes = tuple(e["op"] for e in dry_run(dry_files))
+        writes = tuple(e["op"] for e in dry_run(dry_files, scenario))
     finally:
         drop(dry_files.store)
     cases = cases_for(writes)
@@ -899,7 +986,8 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
                         f"take-over-{case.first.point:03d}-{case.when}-{case.point:03d}"))
         files = prepare(factory(d), d, key_from=dry_files.key, engine=engine)
         try:
-            res = run_case(files, case, broken, traced=trace_dir is not None)
+            res = run_case(files, case, broken, traced=trace_dir is not None,
+                           scenario=scenario)
             if trace_dir is not None:
                 kept = Path(trace_dir) / f"{Path(d).name}.events.ndjson"
                 shutil.copyfile(files.events, kept)
@@ -916,7 +1004,8 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
             results.append(res)
             if progress is not None:
                 progress(res)
-    return CrashReport(dry_files.store.kind, writes, tuple(results), broken, take_over)
+    return CrashReport(dry_files.store.kind, writes, tuple(results), broken, take_over,
+                       scenario)
 
 
 # -- any implementation, through the adapter protocol -------------------------------------------
@@ -1087,7 +1176,8 @@ def crash_adapter(adapter: Adapter, name: str = "adapter") -> AdapterCrashReport
 
 def _iter_report(report: CrashReport) -> Iterator[str]:
     taken = sum(1 for r in report.results if r.case.first is not None)
-    yield (f"{report.store}: {len(report.writes)} writes in the scenario, {report.cases} crash "
+    yield (f"{report.store}: {len(report.writes)} writes in the {report.scenario} scenario, "
+           f"{report.cases} crash "
            f"cases (before/after each"
            + (f"; {taken} of them killing an owner taking the run over" if report.take_over
               else "")
@@ -1110,6 +1200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     r.add_argument("--broken", choices=BROKEN_VARIANTS)
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    r.add_argument("--scenario", choices=SCENARIOS, default="pay",
+                   help="pay: a run pauses, is answered and pays (default); cancel: a run and "
+                        "its child, paused, are cancelled (the cancel's every write)")
     r.add_argument("--take-over", action="store_true",
                    help="also kill an owner taking the run over (its lease ran out) at each "
                         "of its writes, after the first owner died inside the continuation")
@@ -1141,7 +1234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.makedirs(args.trace, exist_ok=True)
         report = enumerate_crashes(factory, tmp, broken=args.broken, jobs=args.jobs,
                                    take_over=args.take_over, trace_dir=args.trace,
-                                   engine=args.engine)
+                                   engine=args.engine, scenario=args.scenario)
         for line in _iter_report(report):
             print(line)
         bad_traces = [res for res in report.results if res.trace and res.trace != "valid"]
