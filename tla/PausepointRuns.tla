@@ -79,6 +79,9 @@ Fenced(run, e, from) == run.status = from /\ run.epoch = e
 Progress(run) == [run EXCEPT !.expired = FALSE]                        \* renews the lease
 Let(run, status) == [run EXCEPT !.status = status, !.owner = 0, !.expired = FALSE]
 CanCancel(run) == run.status \in {"running", "paused", "cancelling"}
+CancellerStopped(run) ==
+    /\ run.status = "cancelling"
+    /\ procs[run.owner].phase \notin {"cancel", "cancel_scanned"}
 Cancelling(run, p) == [run EXCEPT !.status = "cancelling", !.epoch = @ + 1, !.owner = p,
                                   !.expired = FALSE]
 
@@ -242,12 +245,17 @@ StoreFail(p) ==
 (* Restart, leases, crashes.                                               *)
 
 \* A restarter takes over a running run whose lease is free: released, run out,
-\* or its own from before its crash (run.ownership.lease, run.restart.concurrent).
+\* or its own from before its crash (run.ownership.lease, run.restart.concurrent);
+\* or a cancelling run whose canceller stopped (its lease runs out once it is not
+\* cancelling), to finish the cancel under a new epoch.
 Recover(p, r) ==
     /\ p \in Restarters /\ procs[p] = Idle
-    /\ CanRecover(store[r], p)
-    /\ store' = [store EXCEPT ![r] = Own(@, p)]
-    /\ SetProc(p, P("drive", r, store[r].epoch + 1, store[r].step))
+    /\ \/ /\ CanRecover(store[r], p)
+          /\ store' = [store EXCEPT ![r] = Own(@, p)]
+          /\ SetProc(p, P("drive", r, store[r].epoch + 1, store[r].step))
+       \/ /\ CancellerStopped(store[r])
+          /\ store' = [store EXCEPT ![r] = Cancelling(@, p)]
+          /\ SetProc(p, P("cancel", r, store[r].epoch + 1, 0))
     /\ UNCHANGED <<crashes, storefails, stalls>>
 
 \* The owner's lease runs out: it died (or lost the run), or -- within the stall
@@ -386,8 +394,8 @@ Next ==
 Spec == Init /\ [][Next]_vars
 
 \* Every process goes on with what it does, a lease runs out once its owner stopped,
-\* a restarter takes over a run whose lease is free; nobody is obliged to answer,
-\* cancel, crash or fail.
+\* a restarter takes over a run whose lease is free (or whose canceller stopped);
+\* nobody is obliged to answer, cancel, crash or fail.
 Fairness ==
     /\ \A p \in Procs : WF_vars(ProcStep(p))
     /\ \A r \in Runs : WF_vars(LeaseExpire(r))
@@ -469,5 +477,10 @@ EpochNeverDecreases ==
 \* it or its lease runs out, and a restart takes it on
 RunningRunMovesOn ==
     \A r \in Runs : (store[r].status = "running") ~> (store[r].status \in Settled)
+
+\* run.ownership.lease, cancel.propagates: every cancel ends -- a canceller that
+\* stops leaves its run cancelling, and a restart finishes the cancel
+CancellingRunEnds ==
+    \A r \in Runs : (store[r].status = "cancelling") ~> (store[r].status = "cancelled")
 
 =============================================================================

@@ -4,7 +4,8 @@ This is the executable semantics of ``tla/PausepointRuns.tla`` (kept in lockstep
 :mod:`pausepoint.system.model` with ``tla/Pausepoint.tla``).  Where that model follows one pause
 point through its lifecycle, this one follows the *runs* around them, as
 :mod:`pausepoint.engine.embed` drives them: servers start runs, answer their questions and
-continue them, and cancel them; restarters take over runs whose driver stopped.  Whoever drives a
+continue them, and cancel them; restarters take over runs whose driver stopped, and finish the
+cancel of a run whose canceller stopped.  Whoever drives a
 run owns it under a lease and an epoch, and every run write goes through the run table
 (:func:`pausepoint.core.runs.step`) with the writer's epoch (``run.ownership.fencing``); the
 effect journal's start is a conditional insert under the epoch.  Processes crash (their local
@@ -391,10 +392,18 @@ def store_fail(cfg: RunConfig, w: World, p: int) -> tuple[World, ...]:
 
 def recover(cfg: RunConfig, w: World, p: int, r: int) -> tuple[World, ...]:
     """Recover: restarter p takes over a running run whose lease is free -- released, run out,
-    or its own from before its crash (run.ownership.lease, run.restart.concurrent)."""
+    or its own from before its crash (run.ownership.lease, run.restart.concurrent) -- or a
+    cancelling run whose canceller stopped (its lease runs out once it is not cancelling),
+    to finish the cancel under a new epoch."""
     if p <= cfg.servers or _proc(w, p) != IDLE:
         return ()
     run = _run(w, r)
+    if run.status == "cancelling":
+        if _proc(w, run.owner).phase.startswith("cancel"):
+            return ()  # the canceller is at work: its lease is live
+        new = _table(attrs.evolve(run, expired=True), rt.Recover(*_take(p)))
+        assert new is not None
+        return (_set_proc(_set_run(w, r, new), p, Proc("cancel", r, new.epoch)),)
     new = _table(run, rt.Recover(*_take(p)))
     if new is None:
         return ()
@@ -698,8 +707,16 @@ def RunningRunMovesOn(cfg: RunConfig, w: World, r: int) -> bool:
     return _run(w, r).status in SETTLED
 
 
+def CancellingRunEnds(cfg: RunConfig, w: World, r: int) -> bool:
+    """run.ownership.lease, cancel.propagates: every cancel ends -- a canceller that stops
+    leaves its run cancelling, and a restart finishes the cancel.  (As above: from every
+    reachable state a state where the run is not cancelling -- from cancelling, only cancelled
+    -- is still reachable.)"""
+    return _run(w, r).status != "cancelling"
+
+
 LIVENESS: Final[dict[str, Callable[[RunConfig, World, int], bool]]] = {
-    "RunningRunMovesOn": RunningRunMovesOn}
+    "RunningRunMovesOn": RunningRunMovesOn, "CancellingRunEnds": CancellingRunEnds}
 
 PROPERTY_CLAUSES: Final[dict[str, tuple[str, ...]]] = {
     name: tuple(c.strip() for c in (fn.__doc__ or "").split(":")[0].split(","))
