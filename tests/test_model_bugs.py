@@ -74,8 +74,12 @@ RUN_PROPERTIES = {**rm.INVARIANTS, **rm.ACTION_PROPERTIES, **rm.LIVENESS}
 
 def test_every_run_level_property_has_a_bug() -> None:
     caught = {prop for prop, _ in rm.SEEDED_BUGS.values()}
-    assert caught | {"RunTypeOK", "NoEffectAfterCancel", "EpochNeverDecreases"} == set(
-        RUN_PROPERTIES)
+    # CancellingRunEnds has no seeded bug here: a restart that skips cancelling runs violates
+    # it only under fairness (TLC shows the crashed canceller's run cancelling for ever), while
+    # the explorer's reachability form cannot tell -- a server's retried cancel could always
+    # still end it.  tests/test_run_engine.py and tests/test_crash.py catch that restart.
+    assert caught | {"RunTypeOK", "NoEffectAfterCancel", "EpochNeverDecreases",
+                     "CancellingRunEnds"} == set(RUN_PROPERTIES)
 
 
 @pytest.mark.parametrize("bug", sorted(rm.SEEDED_BUGS))
