@@ -445,11 +445,23 @@ class Inbox:
 # -- the worker ------------------------------------------------------------------------------
 
 
+class AheadClock(SystemClock):
+    """The wall clock, ``ahead_ms`` ahead: a later owner of a take-over case, by whose clock
+    every earlier owner's lease ran out -- while its own lease lasts as long as anyone's."""
+
+    def __init__(self, ahead_ms: int) -> None:
+        self.ahead_ms = ahead_ms
+
+    def now(self) -> int:
+        return super().now() + self.ahead_ms
+
+
 def open_harness(files: CaseFiles, tap: Tap, hooks: HarnessHooks | None = None,
-                 owner: str = DEFAULT_OWNER, lease_ms: int = DEFAULT_LEASE_MS) -> Harness:
+                 owner: str = DEFAULT_OWNER, lease_ms: int = DEFAULT_LEASE_MS,
+                 ahead_ms: int = 0) -> Harness:
     ring = load_ring(files.key)
     return Harness(open_bundle=lambda: TappedBundle(files.store.open(), tap), signer=ring,
-                   clock=SystemClock(), world=TappedWorld(SqliteWorld(files.world), tap),
+                   clock=AheadClock(ahead_ms), world=TappedWorld(SqliteWorld(files.world), tap),
                    ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
                    hooks=hooks, owner=owner, lease_ms=lease_ms)
 
@@ -465,7 +477,8 @@ class EngineDriver:
     (journalled under the same keys, applied to the same world) and its question; the
     operations :func:`drive` uses, as the harness names them."""
 
-    def __init__(self, files: CaseFiles, tap: Tap, owner: str, lease_ms: int) -> None:
+    def __init__(self, files: CaseFiles, tap: Tap, owner: str, lease_ms: int,
+                 ahead_ms: int = 0) -> None:
         self.world = TappedWorld(SqliteWorld(files.world), tap)
         world = self.world
 
@@ -482,7 +495,7 @@ class EngineDriver:
             return answers
 
         self.engine = Engine.open(TappedBundle(files.store.open(), tap), agents={"crash": agent},
-                                  interactions=DEFAULT_INTERACTIONS, clock=SystemClock(),
+                                  interactions=DEFAULT_INTERACTIONS, clock=AheadClock(ahead_ms),
                                   signer=load_ring(files.key), ttl_ms=TTL_MS, owner=owner,
                                   lease_ms=lease_ms)
         self.deployment = self.engine.deployment
@@ -599,14 +612,15 @@ def worker_main(spec: dict[str, Any]) -> int:
     inbox = Inbox(files.inbox)
     owner = str(spec.get("owner", DEFAULT_OWNER))
     lease_ms = int(spec.get("lease_ms", DEFAULT_LEASE_MS))
+    ahead_ms = int(spec.get("ahead_ms", 0))
     h: Harness | EngineDriver
     if files.engine:
         if tap.broken is not None or spec.get("trace"):
             raise ValueError("the engine's scenario runs unbroken and untraced")
-        h = EngineDriver(files, tap, owner, lease_ms)
+        h = EngineDriver(files, tap, owner, lease_ms, ahead_ms)
     else:
         h = open_harness(files, tap, broken_hooks(tap.broken, proc), owner=owner,
-                         lease_ms=lease_ms)
+                         lease_ms=lease_ms, ahead_ms=ahead_ms)
     if spec.get("trace") and isinstance(h, Harness):
         sink = FileTrace(Elapsed(SystemClock(), files.trace_origin()), files.events)
         h.traced(sink)
@@ -829,9 +843,12 @@ def check_cancelled(files: CaseFiles) -> list[str]:
     return bad
 
 
-TAKE_OVER: Final[dict[str, Any]] = {"lease_ms": 1}
-"""A take-over case's workers: their leases run out at once, so each restart is a take-over
-by another owner (``run.ownership.lease``) under a new epoch."""
+def take_over(n: int) -> dict[str, Any]:
+    """The ``n``-th owner (from 0) of a take-over case: its clock is ``n`` leases ahead of the
+    first's, so by its clock every earlier owner's lease ran out and its restart is a take-over
+    by another owner (``run.ownership.lease``) under a new epoch -- while its own lease is a
+    real one, live for its effects' journal starts (``run.ownership.fencing``)."""
+    return {"ahead_ms": n * (DEFAULT_LEASE_MS + 1)}
 
 
 def _died(worker: subprocess.CompletedProcess[str], case: Case, violations: list[str]) -> bool:
@@ -852,14 +869,14 @@ def run_case(files: CaseFiles, case: Case, broken: str | None = None,
     violations: list[str] = []
     dying = ["first"]
     if case.first is not None:
-        first = _run_worker({**base, **TAKE_OVER, "proc": "first", "owner": "first",
+        first = _run_worker({**base, **take_over(0), "proc": "first", "owner": "first",
                              "die_at": case.first.point, "when": case.first.when})
         _died(first, case.first, violations)
         dying.append("recover")
-        base = {**base, **TAKE_OVER, "owner": "taker"}
-        died = _died(_run_worker({**base, "proc": "recover", "restart": True,
-                                  "die_at": case.point, "when": case.when}), case, violations)
-        base["owner"] = "finisher"
+        died = _died(_run_worker({**base, **take_over(1), "owner": "taker", "proc": "recover",
+                                  "restart": True, "die_at": case.point, "when": case.when}),
+                     case, violations)
+        base = {**base, **take_over(2), "owner": "finisher"}
     else:
         died = _died(_run_worker({**base, "proc": "first", "die_at": case.point,
                                   "when": case.when}), case, violations)
@@ -940,10 +957,11 @@ def take_over_cases(factory: StoreFactory, root: Path, key: str,
         d = str(root / f"dry-take-over-{first.point:03d}")
         files = prepare(factory(d), d, key_from=key, engine=engine)
         try:
-            base = {"files": files.to_json(), **TAKE_OVER}
-            _run_worker({**base, "proc": "first", "owner": "first", "die_at": first.point,
-                         "when": first.when})
-            done = _run_worker({**base, "proc": "recover", "owner": "taker", "restart": True})
+            base = {"files": files.to_json()}
+            _run_worker({**base, **take_over(0), "proc": "first", "owner": "first",
+                         "die_at": first.point, "when": first.when})
+            done = _run_worker({**base, **take_over(1), "proc": "recover", "owner": "taker",
+                                "restart": True})
             if done.returncode != 0:
                 raise RuntimeError(f"the take-over fails without a crash:\n{done.stderr}")
             taken = [e["op"] for e in read_jsonl(files.trace)
