@@ -530,14 +530,15 @@ def test_effect_journal_bracket_settle_open_entries(backend: Backend) -> None:
     for rid in ("r1", "r2"):
         backend.store.runs.create(run_record(rid, epoch=2))
     assert e.status("r1", "charge") is None and e.open_entries("r1") == []
-    assert not e.start("r1", "charge", 1), "started under a stale epoch (run.ownership.fencing)"
-    assert not e.start("r3", "charge", 0), "started for no run"
+    assert not e.start("r1", "charge", 1, None), (
+        "started under a stale epoch (run.ownership.fencing)")
+    assert not e.start("r3", "charge", 0, None), "started for no run"
     assert e.status("r1", "charge") is None
-    assert e.start("r1", "charge", 2)
-    assert not e.start("r1", "charge", 2), "started twice"
-    assert e.start("r1", "email", 2)
-    assert e.start("r1", "ship", 2)
-    assert e.start("r2", "charge", 2)
+    assert e.start("r1", "charge", 2, None)
+    assert not e.start("r1", "charge", 2, None), "started twice"
+    assert e.start("r1", "email", 2, None)
+    assert e.start("r1", "ship", 2, None)
+    assert e.start("r2", "charge", 2, None)
     assert e.status("r1", "charge") is EffectStatus.STARTED
     assert list(e.open_entries("r1")) == ["charge", "email", "ship"]
     assert not e.finish("r1", "charge", 3), "finished by another epoch than its starter's"
@@ -552,10 +553,23 @@ def test_effect_journal_bracket_settle_open_entries(backend: Backend) -> None:
     assert list(e.open_entries("r2")) == ["charge"]  # runs are independent
     assert e.status("r2", "charge") is EffectStatus.STARTED
     # a retry after not_applied starts the effect again; a compensated one never
-    assert e.start("r1", "email", 2)
-    assert not e.start("r1", "ship", 2)
+    assert e.start("r1", "email", 2, None)
+    assert not e.start("r1", "ship", 2, None)
     assert list(e.open_entries("r1")) == ["email"]
     assert backend.reopen().effects.open_entries("r1") == ["email"]
+
+
+def test_effect_journal_start_needs_a_live_lease(backend: Backend) -> None:
+    """``run.ownership.fencing``: with the driver's ``now``, the journal's start also needs the
+    run's lease live (``lease_until > now``), in the same conditional insert; a start refused
+    so writes nothing."""
+    e = backend.store.effects
+    backend.store.runs.create(run_record("r1", epoch=2, owner="a", lease_until=100))
+    assert e.start("r1", "charge", 2, 99)
+    assert not e.start("r1", "email", 2, 100), "started after the lease ran out"
+    assert not e.start("r1", "ship", 1, 99), "started under a stale epoch"
+    assert e.status("r1", "email") is None and e.open_entries("r1") == ["charge"]
+    assert e.start("r1", "email", 2, None), "a run no driver leases: the epoch alone fences"
 
 
 def run_record(run_id: str, parent: str = "", **kw: Any) -> RunRecord:
