@@ -241,8 +241,8 @@ def test_a_lease_blind_journal_lets_an_effect_outlast_its_lease(
 def _dead_canceller(spec: StoreSpec) -> dict[str, Any]:
     """Run p (asks, then pays) has a child c (asks, then pays), both paused.  Canceller B
     cancels p's question, takes p over for its cancel (p is ``cancelling``) and dies there,
-    before its child or its end.  While B's lease is live a restart leaves the cancel to B; once it ran out, restarter
-    C finishes it.  The person then answers p's question anyway."""
+    before its child or its end.  While B's lease is live a restart leaves the cancel to B;
+    once it ran out, restarter C finishes it.  The person then answers p's question anyway."""
     with servers(spec) as server:
         hooks = Hooks()
         a, b, c = server("a"), server("b", hooks), server("c")
