@@ -200,6 +200,10 @@ def test_a_double_consume_does_not_validate(tmp_path: Path) -> None:
     h.resume(p.token, {"approved": True}, **S)
     h.resume(p.token, {"approved": False}, **S)  # reads the stale row, consumes again
     v = validate_events(trace.events)
+    # the second read reports the version the first consume had already moved on from
+    assert not v.ok and "ResumeRead" in v.message, v.message
+    without_versions = [{k: x for k, x in e.items() if k != "version"} for e in trace.events]
+    v = validate_events(without_versions)  # and without it, its commit is refused
     assert not v.ok and "ResumeCommit" in v.message, v.message
 
 

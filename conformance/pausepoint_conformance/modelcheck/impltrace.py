@@ -109,7 +109,7 @@ class _Translation:
                                 "state": {}}  # the state is the model's to find
         if result is not None:
             line["result"] = result
-        if self.doubt is not None:
+        if self.doubt is not None and action != "Tick":  # time passes in any case
             line.update(unit=self.doubt, in_doubt=True)
         self.lines.append(line)
 
@@ -190,7 +190,8 @@ class _Translation:
             self.resumers[thread] = index
         self.most_resumers = max(self.most_resumers, index + 1)
         self.pending[thread] = {"index": index, "slot": self.slot(e["pause"]),
-                                "response": str(e["response"]), "at": len(self.lines)}
+                                "response": str(e["response"]), "at": len(self.lines),
+                                "version": e.get("version")}
 
     def _commit(self, e: Mapping[str, Any]) -> None:
         thread = int(e["thread"])
@@ -206,7 +207,7 @@ class _Translation:
             line = {"action": "ResumeRead", "args": dict(zip(
                 tr.ARG_NAMES["ResumeRead"],
                 (read["index"], *read["slot"], read["response"], "ok"), strict=True)),
-                "state": {}}
+                "state": {}, "seen": read["version"]}  # the version read: see lines()
             self.lines.insert(read["at"], line)
             for other in self.pending.values():  # later reads moved down by the insertion
                 if other is not read and "line" not in other and other["at"] >= read["at"]:
@@ -217,6 +218,19 @@ class _Translation:
         if result != "retry":
             self.pending.pop(thread)
             self.resumers.pop(thread, None)
+
+    def finished(self) -> list[dict[str, Any]]:
+        """The lines, each read's state the version of the row it read (what pins down,
+        after a crash, whether a unit in doubt happened: the restart reads its outcome)."""
+        out = []
+        for line in self.lines:
+            seen = line.pop("seen", None)
+            if seen is not None:
+                resumers: list[dict[str, Any]] = [{} for _ in range(self.most_resumers)]
+                resumers[line["args"]["resumer"]] = {"seen_version": int(seen)}
+                line = {**line, "state": {"resumers": resumers}}
+            out.append(line)
+        return out
 
     def header(self) -> dict[str, Any]:
         cfg = m.Config(scripts=tuple(self.scripts), parents=tuple(self.parents),
@@ -241,7 +255,7 @@ def translate(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             continue  # its write did not take place
         t.doubt = unit if unit is not None and unit not in ended else None
         t.event(e)
-    return [t.header(), {"action": "Init", "args": {}, "state": {}}, *t.lines]
+    return [t.header(), {"action": "Init", "args": {}, "state": {}}, *t.finished()]
 
 
 def validate_events(events: Iterable[Mapping[str, Any]]) -> tr.Validation:

@@ -378,7 +378,8 @@ class PauseService:
         with self.trace.atomic():
             record = self.ledger.get(claims.interrupt_id)
             self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
-                            response=response_digest)
+                            response=response_digest,
+                            version=None if record is None else record.version)
         if record is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "resume.token.binds-one-pause",
                                   "no pause with this token's interrupt id is in the ledger")
