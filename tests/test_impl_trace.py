@@ -315,7 +315,7 @@ def test_decided_traces_skip_only_whole_units_in_doubt(tmp_path: Path) -> None:
     TLC checks it: only lines in doubt, all of a unit alike."""
     from pausepoint.system import trace as tr
 
-    res, events = crash_log(tmp_path, lambda c: ask_commit(c) and c.when == "before")
+    _res, events = crash_log(tmp_path, lambda c: ask_commit(c) and c.when == "before")
     records = translate(events)
     v = tr.validate(records)
     assert v.ok and v.skipped  # killed before the ask's commit: it never happened

@@ -228,8 +228,9 @@ class _Translation:
             if seen is not None:
                 resumers: list[dict[str, Any]] = [{} for _ in range(self.most_resumers)]
                 resumers[line["args"]["resumer"]] = {"seen_version": int(seen)}
-                line = {**line, "state": {"resumers": resumers}}
-            out.append(line)
+                out.append({**line, "state": {"resumers": resumers}})
+            else:
+                out.append(line)
         return out
 
     def header(self) -> dict[str, Any]:
