@@ -236,6 +236,9 @@ class Harness:
         self.runner = Runner()
         self.crashed = False
         self._lock = threading.RLock()
+        self._restarted: set[str] = set()
+        """Runs this harness took over in a restart whose ``restart`` event is still to be
+        reported: with the run's next step, in that step's commit (:meth:`_restart_traced`)."""
         self.deployment = self._compose(open_bundle())
 
     @classmethod
@@ -373,6 +376,7 @@ class Harness:
             if not self.crashed:
                 self.trace.emit("crash")
             self.crashed = True
+            self._restarted.clear()
 
     def restart(self) -> list[Report]:
         """Start again from durable state: runs that were executing are recovered from their
@@ -385,11 +389,11 @@ class Harness:
             for run in self._executing_runs():
                 # refused while a live owner drives it (run.ownership.lease), or lost to
                 # another restarter (run.restart.concurrent)
-                with self.service.unit_of_work():  # the take-over and its event
-                    taken = self.owned.take(run, self._recover(run))
-                    if taken is not None:
-                        self.trace.emit("restart", run=run.run_id)
+                taken = self.owned.take(run, self._recover(run))
                 if taken is not None:
+                    # reported with the run's next step, in its commit: the model's Restart
+                    # resumes the run or opens its recovery pause in one step
+                    self._restarted.add(run.run_id)
                     reports.append(self._drive(taken))
             for rec in self._stalled_pauses():
                 if not self._answers_kept(rec):  # the winner died before keeping an answer:
@@ -618,6 +622,7 @@ class Harness:
             if op == "end":
                 with svc.unit_of_work():  # each write and its event: one unit (tracing)
                     self._save(run, state, RunStatus.DONE)
+                    self._restart_traced(run_id)
                     self.trace.emit("execute", run=run_id)
                 return
             if op == "effect":
@@ -628,6 +633,7 @@ class Harness:
                     state["pc"] = pc + 1  # done before: never run again (effect.at-most-once)
                     with svc.unit_of_work():
                         self._save(run, state, RunStatus.RUNNING)
+                        self._restart_traced(run_id)
                         self.trace.emit("execute", run=run_id)
                     continue
                 if status == EffectStatus.STARTED:
@@ -637,6 +643,7 @@ class Harness:
                 with svc.unit_of_work():
                     if not self.owned.begin_effect(run, jkey):
                         self._lost(run_id)  # a new epoch (cancel, take-over): never apply
+                    self._restart_traced(run_id)
                     self.trace.emit("execute", run=run_id)
 
                 fault = step.get("fault")
@@ -707,6 +714,7 @@ class Harness:
             # the pauses, their turns and the run suspended: one commit, so a restart finds
             # the step asked or not asked (the model's Execute of an ask is one step)
             with svc.unit_of_work():
+                self._restart_traced(run.run_id)
                 self.trace.emit("execute", run=run.run_id,
                                 pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
                 for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
@@ -792,17 +800,29 @@ class Harness:
         if not self._in_doubt(run, _effect_key(pc, key)):
             return
         n = self._recovery_index(run.run_id, pc)
-        try:
-            rec = self.owned.open_recovery(
-                run, self._binding(run), interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                checkpoint_id=f"{run.run_id}@{pc}/recover/{n}",
-                payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
-                turn=canonical_json({"run_id": run.run_id, "pc": pc}),
-                opened=lambda r: self.trace.emit("recover", run=run.run_id,
-                                                 pause=r.interrupt_id))
-        except PausepointError as exc:
-            if fencing_refused(exc):
-                self._lost(run.run_id)
-            raise
-        self._save(run, state, RunStatus.PAUSED)
+        # the recovery pause, opened in unknown_outcome with its turn, and the run suspended:
+        # one commit (the model's Restart opens it in one step)
+        with self.service.unit_of_work():
+            self._restart_traced(run.run_id)
+            try:
+                rec = self.owned.open_recovery(
+                    run, self._binding(run), interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
+                    checkpoint_id=f"{run.run_id}@{pc}/recover/{n}",
+                    payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
+                    turn=canonical_json({"run_id": run.run_id, "pc": pc}),
+                    opened=lambda r: self.trace.emit("recover", run=run.run_id,
+                                                     pause=r.interrupt_id))
+            except PausepointError as exc:
+                if fencing_refused(exc):
+                    self._lost(run.run_id)
+                raise
+            self._save(run, state, RunStatus.PAUSED)
         raise InvocationPaused((self._publish(rec),))
+
+    def _restart_traced(self, run_id: str) -> None:
+        """Report the restart that took ``run_id`` over, inside the unit of its first step:
+        a take-over alone changes nothing the model sees, and one killed before its run's next
+        step is taken again by the next restart."""
+        if run_id in self._restarted:
+            self._restarted.discard(run_id)
+            self.trace.emit("restart", run=run_id)
