@@ -171,6 +171,7 @@ def servers_for(h: Harness, n: int, url: str, trace: MemoryTrace) -> list[Harnes
 def test_a_race_of_resume_servers_validates(same: bool, tmp_path: Path) -> None:
     url = f"sqlite:{tmp_path / 'race.db'}"
     h, trace, _clock = traced(url)
+    answered = 0
     for round_ in range(3):
         rep = h.start([ask("approve"), eff("b"), END], run_id=f"r{round_}", **S)
         (p,) = rep.pauses
@@ -178,9 +179,11 @@ def test_a_race_of_resume_servers_validates(same: bool, tmp_path: Path) -> None:
                      for i in range(4)]
         results = race(trace, servers_for(h, 4, url, trace), p.token, responses)
         assert sum(1 for r in results if not isinstance(r, str) and not r.replayed) == 1
+        # a resume the busy store refused (SQLite's lock, under load) never reached a commit
+        answered += sum(1 for r in results if r != "store_unavailable")
     assert_valid(trace)
     commits = [x for x in translate(trace.events)[2:] if x["action"] == "ResumeCommit"]
-    assert len(commits) >= 12
+    assert len(commits) >= answered >= 9
 
 
 def test_a_double_consume_does_not_validate(tmp_path: Path) -> None:
