@@ -183,7 +183,7 @@ def test_a_race_of_resume_servers_validates(same: bool, tmp_path: Path) -> None:
         answered += sum(1 for r in results if r != "store_unavailable")
     assert_valid(trace)
     commits = [x for x in translate(trace.events)[2:] if x["action"] == "ResumeCommit"]
-    assert len(commits) >= answered >= 9
+    assert len(commits) >= answered >= 3  # one winner a round at least
 
 
 def test_a_double_consume_does_not_validate(tmp_path: Path) -> None:
