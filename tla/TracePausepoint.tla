@@ -12,6 +12,15 @@
 (* that does not conform; a conforming trace ends in TraceDone, and TLC's  *)
 (* depth equals the number of lines after the header.                      *)
 (*                                                                         *)
+(* Units in doubt.  A line may carry "unit" and "in_doubt": TRUE: it       *)
+(* reports a write of a unit of work whose commit the implementation's log *)
+(* never confirmed (its process was killed between the commit and the      *)
+(* confirmation).  The unit happened all or none of it: "skip": TRUE on    *)
+(* every one of its lines says none (the validator's decision, which the   *)
+(* rest of the trace must fit), and a skipped line is a step that changes  *)
+(* nothing but l.  Only a line in doubt may be skipped, and only with      *)
+(* every line of its unit (Python: pausepoint.system.trace.validate).      *)
+(*                                                                         *)
 (* Spec variable              | trace field             | Python attribute *)
 (* ---------------------------+-------------------------+----------------- *)
 (* now                        | state.now               | System.now       *)
@@ -118,6 +127,17 @@ StateMatch(o, n, c, rs, ress, ks) ==
             /\ \A i \in DOMAIN o.resumers : ResumerMatch(o.resumers[i], ress[i])
        ELSE TRUE
 
+Skipped(e) == Has(e, "skip") /\ e.skip = TRUE
+InDoubt(e) == Has(e, "in_doubt") /\ e.in_doubt = TRUE
+UnitsOf(P(_)) == {Steps[j].unit : j \in {i \in DOMAIN Steps : Has(Steps[i], "unit") /\ P(Steps[i])}}
+SkippedUnits == UnitsOf(Skipped)
+KeptUnits == UnitsOf(LAMBDA e : ~Skipped(e))
+
+\* The line's skip mark is allowed: only in doubt, and alike on every line of its unit.
+SkipOK(e) ==
+    IF Skipped(e) THEN InDoubt(e) /\ e.unit \notin KeptUnits
+    ELSE Has(e, "unit") => e.unit \notin SkippedUnits
+
 TraceInit ==
     /\ Init
     /\ l = 1
@@ -155,8 +175,11 @@ Act(e) ==
 TraceNext ==
     /\ l < Len(Steps)
     /\ l' = l + 1
-    /\ Act(Steps[l + 1])
-    /\ StateMatch(Steps[l + 1].state, now', crashes', runs', resumers', keys')
+    /\ SkipOK(Steps[l + 1])
+    /\ IF Skipped(Steps[l + 1])
+       THEN UNCHANGED vars
+       ELSE /\ Act(Steps[l + 1])
+            /\ StateMatch(Steps[l + 1].state, now', crashes', runs', resumers', keys')
 
 \* The whole trace matched: stay here (so only an unmatched line deadlocks).
 TraceDone ==

@@ -943,9 +943,13 @@ def take_over_points(writes: Sequence[str]) -> list[Case]:
     """Where the first owner dies in the take-over cases: inside the continuation after the
     answer, right after it claimed the run (a running run to take over) and right after it
     started the last effect (an effect in doubt under the old epoch)."""
+    def committed(i: int) -> int:  # the write's own commit: its unit's, when in one
+        return i + 1 if i + 1 < len(writes) and writes[i + 1] == "unit_of_work.commit" else i
+
     last_start = max(i for i, op in enumerate(writes) if op == "effects.start")
     claim = max(i for i, op in enumerate(writes[:last_start]) if op == "runs.replace")
-    return [Case(i + 1, "after", writes[i]) for i in (claim, last_start)]
+    return [Case(j + 1, "after", writes[j], writes[j - 1])
+            for j in (committed(claim), committed(last_start))]
 
 
 def take_over_cases(factory: StoreFactory, root: Path, key: str,

@@ -12,6 +12,13 @@ not describe is left out and said so:
   its read;
 * a read that never reached a commit (the ledger had no such row) is dropped.
 
+Events of a unit of work (``"unit": ID``, :mod:`pausepoint.engine.tracing`) count once the
+log confirms the unit (``{"op": "confirmed", "unit": ID}``) and not at all when it says
+``aborted``.  A unit never confirmed -- its process was killed between the commit and the
+confirmation, or inside the commit -- is *in doubt*: its lines carry ``"unit"`` and
+``"in_doubt": true``, and the validator takes them all or none of them, whichever the rest of
+the log fits (:func:`pausepoint.system.trace.validate`).
+
 Runs are numbered in the order they started, pauses in the order their run created them,
 resume servers (threads) by the lowest number free when they read; the clock's readings
 become ``Tick`` lines (one per millisecond: trace short runs with a short TTL).  The header's
@@ -78,6 +85,7 @@ class _Translation:
     now: int = 0
     most_resumers: int = 1
     crashes: int = 0
+    doubt: str | None = None  # the unit in doubt whose event is being translated
 
     def run(self, run_id: str) -> int:
         if run_id not in self.runs:
@@ -90,6 +98,8 @@ class _Translation:
         return self.slots[pause]
 
     def new_slot(self, run: int, pause: str) -> None:
+        if pause in self.slots:
+            return  # asked again after a crash: its first asking was in doubt and not taken
         self.slots[pause] = (run, self.nslots[run])
         self.nslots[run] += 1
 
@@ -99,6 +109,8 @@ class _Translation:
                                 "state": {}}  # the state is the model's to find
         if result is not None:
             line["result"] = result
+        if self.doubt is not None and action != "Tick":  # time passes in any case
+            line.update(unit=self.doubt, in_doubt=True)
         self.lines.append(line)
 
     def clock(self, now: int) -> None:
@@ -178,7 +190,8 @@ class _Translation:
             self.resumers[thread] = index
         self.most_resumers = max(self.most_resumers, index + 1)
         self.pending[thread] = {"index": index, "slot": self.slot(e["pause"]),
-                                "response": str(e["response"]), "at": len(self.lines)}
+                                "response": str(e["response"]), "at": len(self.lines),
+                                "version": e.get("version")}
 
     def _commit(self, e: Mapping[str, Any]) -> None:
         thread = int(e["thread"])
@@ -194,7 +207,7 @@ class _Translation:
             line = {"action": "ResumeRead", "args": dict(zip(
                 tr.ARG_NAMES["ResumeRead"],
                 (read["index"], *read["slot"], read["response"], "ok"), strict=True)),
-                "state": {}}
+                "state": {}, "seen": read["version"]}  # the version read: see lines()
             self.lines.insert(read["at"], line)
             for other in self.pending.values():  # later reads moved down by the insertion
                 if other is not read and "line" not in other and other["at"] >= read["at"]:
@@ -205,6 +218,20 @@ class _Translation:
         if result != "retry":
             self.pending.pop(thread)
             self.resumers.pop(thread, None)
+
+    def finished(self) -> list[dict[str, Any]]:
+        """The lines, each read's state the version of the row it read (what pins down,
+        after a crash, whether a unit in doubt happened: the restart reads its outcome)."""
+        out = []
+        for line in self.lines:
+            seen = line.pop("seen", None)
+            if seen is not None:
+                resumers: list[dict[str, Any]] = [{} for _ in range(self.most_resumers)]
+                resumers[line["args"]["resumer"]] = {"seen_version": int(seen)}
+                out.append({**line, "state": {"resumers": resumers}})
+            else:
+                out.append(line)
+        return out
 
     def header(self) -> dict[str, Any]:
         cfg = m.Config(scripts=tuple(self.scripts), parents=tuple(self.parents),
@@ -218,15 +245,31 @@ class _Translation:
 def translate(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``pausepoint-trace/1`` records (header, Init, one line per action) of ``events``;
     :class:`Untranslatable` when they describe what the model has no action for."""
+    evs = list(events)
+    ended = {str(e["unit"]): e["op"] for e in evs if e["op"] in ("confirmed", "aborted")}
     t = _Translation()
-    for e in events:
+    for e in evs:
+        if e["op"] in ("confirmed", "aborted"):
+            continue
+        unit = None if e.get("unit") is None else str(e["unit"])
+        if unit is not None and ended.get(unit) == "aborted":
+            continue  # its write did not take place
+        t.doubt = unit if unit is not None and unit not in ended else None
         t.event(e)
-    return [t.header(), {"action": "Init", "args": {}, "state": {}}, *t.lines]
+    return [t.header(), {"action": "Init", "args": {}, "state": {}}, *t.finished()]
 
 
 def validate_events(events: Iterable[Mapping[str, Any]]) -> tr.Validation:
     """Translate the implementation's events and replay them against the model."""
     return tr.validate(translate(events))
+
+
+def resolved(records: Sequence[Mapping[str, Any]], v: tr.Validation) -> list[dict[str, Any]]:
+    """``records`` with each unit in doubt decided as the validation found it fits: its lines
+    marked ``"skip": true`` when the trace fits only without it (the input of TLC, which
+    checks the decision: ``tla/TracePausepoint.tla``)."""
+    return [{**r, "skip": r["unit"] in v.skipped} if r.get("in_doubt") else dict(r)
+            for r in records]
 
 
 def judge_events(path: str | Path) -> str:
@@ -254,10 +297,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"impltrace: {exc}", file=sys.stderr)
         return 2
+    v = tr.validate(records)
     if len(args) == 2:
         Path(args[1]).write_text("".join(json.dumps(r, separators=(",", ":")) + "\n"
-                                         for r in records), encoding="utf-8")
-    v = tr.validate(records)
+                                         for r in resolved(records, v)), encoding="utf-8")
     detail = f": {v.message}" if v.message else ""
     print(f"{'valid' if v.ok else 'INVALID'}: {v.lines} lines{detail}")
     return 0 if v.ok else 1

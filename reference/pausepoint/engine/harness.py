@@ -236,6 +236,9 @@ class Harness:
         self.runner = Runner()
         self.crashed = False
         self._lock = threading.RLock()
+        self._restarted: set[str] = set()
+        """Runs this harness took over in a restart whose ``restart`` event is still to be
+        reported: with the run's next step, in that step's commit (:meth:`_restart_traced`)."""
         self.deployment = self._compose(open_bundle())
 
     @classmethod
@@ -300,12 +303,12 @@ class Harness:
             self._alive()
             state = {"script": [_step_json(s) for s in script], "pc": 0, "fired": [],
                      "responses": {}}
-            run = self.owned.start(RunRecord(
-                run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
-                session_id=session_id, thread_id=thread_id or run_id, scope=scope,
-                status=RunStatus.RUNNING, state=_state_json(state)))
-            self.trace.emit("start", run=run_id, parent=parent_run_id, script=state["script"],
-                            ttl=self.ttl_ms)
+            with self.trace.writing("start", run=run_id, parent=parent_run_id,
+                                    script=state["script"], ttl=self.ttl_ms):
+                run = self.owned.start(RunRecord(
+                    run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
+                    session_id=session_id, thread_id=thread_id or run_id, scope=scope,
+                    status=RunStatus.RUNNING, state=_state_json(state)))
             return self._drive(run)
 
     def resume(self, token: object, response: object, *, session_id: str, scope: str,
@@ -354,9 +357,10 @@ class Harness:
             except ValueError:
                 raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
                                       f"unknown resolution {resolution!r}") from None
-            rec = self.service.reconcile(interrupt_id, res)
-            self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
-                            applied=res == lc.Resolution.APPLIED)
+            with self.service.unit_of_work():  # the reconcile and its event
+                rec = self.service.reconcile(interrupt_id, res)
+                self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
+                                applied=res == lc.Resolution.APPLIED)
             return self._report(rec.run_id, ())
 
     def expire_due(self) -> list[str]:
@@ -372,6 +376,7 @@ class Harness:
             if not self.crashed:
                 self.trace.emit("crash")
             self.crashed = True
+            self._restarted.clear()
 
     def restart(self) -> list[Report]:
         """Start again from durable state: runs that were executing are recovered from their
@@ -386,7 +391,9 @@ class Harness:
                 # another restarter (run.restart.concurrent)
                 taken = self.owned.take(run, self._recover(run))
                 if taken is not None:
-                    self.trace.emit("restart", run=run.run_id)
+                    # reported with the run's next step, in its commit: the model's Restart
+                    # resumes the run or opens its recovery pause in one step
+                    self._restarted.add(run.run_id)
                     reports.append(self._drive(taken))
             for rec in self._stalled_pauses():
                 if not self._answers_kept(rec):  # the winner died before keeping an answer:
@@ -548,10 +555,12 @@ class Harness:
     def _claim(self, run: RunRecord, state: dict[str, Any]) -> Report:
         """Take over the paused ``run`` for a continuation with continuation data ``state``
         and drive it (for variants that decide the continuation themselves)."""
-        claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
+        with self.service.unit_of_work():  # the claim and its event
+            claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
+            if claimed is not None:
+                self.trace.emit("continue", run=run.run_id)
         if claimed is None:
             return self._report(run.run_id, ())  # another resume continues it: one winner
-        self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
 
     def _drive(self, owned: RunRecord) -> Report:
@@ -611,8 +620,10 @@ class Harness:
             step = script[pc] if pc < len(script) else {"op": "end"}
             op = step.get("op")
             if op == "end":
-                self._save(run, state, RunStatus.DONE)
-                self.trace.emit("execute", run=run_id)
+                with svc.unit_of_work():  # each write and its event: one unit (tracing)
+                    self._save(run, state, RunStatus.DONE)
+                    self._restart_traced(run_id)
+                    self.trace.emit("execute", run=run_id)
                 return
             if op == "effect":
                 key = str(step["key"])
@@ -620,29 +631,37 @@ class Harness:
                 status = svc.effects.status(run_id, jkey)
                 if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
                     state["pc"] = pc + 1  # done before: never run again (effect.at-most-once)
-                    self._save(run, state, RunStatus.RUNNING)
-                    self.trace.emit("execute", run=run_id)
+                    with svc.unit_of_work():
+                        self._save(run, state, RunStatus.RUNNING)
+                        self._restart_traced(run_id)
+                        self.trace.emit("execute", run=run_id)
                     continue
                 if status == EffectStatus.STARTED:
                     self._open_recovery(run, state, pc, key)  # raises InvocationPaused
                     continue  # the entry changed meanwhile: look again
                 emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
-                if not self.owned.begin_effect(run, jkey):
-                    self._lost(run_id)  # a new epoch (cancel, take-over): never apply
-                self.trace.emit("execute", run=run_id)
+                with svc.unit_of_work():
+                    if not self.owned.begin_effect(run, jkey):
+                        self._lost(run_id)  # a new epoch (cancel, take-over): never apply
+                    self._restart_traced(run_id)
+                    self.trace.emit("execute", run=run_id)
 
                 fault = step.get("fault")
                 if fault == Fault.CRASH_BEFORE_APPLY.value and pc not in state["fired"]:
                     self._fire(run, state, pc)
-                self.world.apply(run_id, key)
-                self.trace.emit("apply", run=run_id)
+                with self.trace.writing("apply", run=run_id):  # the world has no unit
+                    self.world.apply(run_id, key)
                 if fault == Fault.CRASH_AFTER_APPLY.value and pc not in state["fired"]:
                     self._fire(run, state, pc)
-                svc.effects.finish(run_id, jkey, run.epoch)
-                self.trace.emit("finish", run=run_id)
+                # journalled finished and moved past in one commit: a crash between the two
+                # would leave a finished entry at the run's step (the model's FinishEffect
+                # is one step)
+                with svc.unit_of_work():
+                    svc.effects.finish(run_id, jkey, run.epoch)
+                    state["pc"] = pc + 1
+                    self._save(run, state, RunStatus.RUNNING)
+                    self.trace.emit("finish", run=run_id)
                 emit(RunEvent(EventKind.TOOL_RESULT, {"effect": key}))
-                state["pc"] = pc + 1
-                self._save(run, state, RunStatus.RUNNING)
                 continue
             if op == "interrupt":
                 if step.get("handlers"):
@@ -690,26 +709,30 @@ class Harness:
                 svc.check_pause(binding=binding, name=name, payload=payload,
                                 tool_call_id=str(step.get("tool_call_id", "")),
                                 checkpoint_id=checkpoint_id)
-        self.trace.emit("execute", run=run.run_id,
-                        pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
         published: list[PendingInterrupt] = []
         try:
-            for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
-                rec = self._pause_owned(run, name=name, payload=payload,
-                                        interrupt_id=f"{run.run_id}/{pc}/{j}",
-                                        tool_call_id=str(step.get("tool_call_id", "")),
-                                        checkpoint_id=checkpoint_id)
-                if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
-                        and step.get("checkpoint_write") != "fail":
-                    try:
-                        rec = svc.record_turn(rec.interrupt_id, turn)
-                        self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
-                    except PausepointError:
-                        self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
-                                        failed=True)
-                        rec = svc.ledger.get(rec.interrupt_id) or rec
-                published.append(self._publish(rec))
-            self._save(run, state, RunStatus.PAUSED)
+            # the pauses, their turns and the run suspended: one commit, so a restart finds
+            # the step asked or not asked (the model's Execute of an ask is one step)
+            with svc.unit_of_work():
+                self._restart_traced(run.run_id)
+                self.trace.emit("execute", run=run.run_id,
+                                pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
+                for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
+                    rec = self._pause_owned(run, name=name, payload=payload,
+                                            interrupt_id=f"{run.run_id}/{pc}/{j}",
+                                            tool_call_id=str(step.get("tool_call_id", "")),
+                                            checkpoint_id=checkpoint_id)
+                    if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
+                            and step.get("checkpoint_write") != "fail":
+                        try:
+                            rec = svc.record_turn(rec.interrupt_id, turn)
+                            self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
+                        except PausepointError:
+                            self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
+                                            failed=True)
+                            rec = svc.ledger.get(rec.interrupt_id) or rec
+                    published.append(self._publish(rec))
+                self._save(run, state, RunStatus.PAUSED)
         except InvocationCancelled:  # cancelled while asking: these pauses go with the run
             for p in published:
                 self._cancel_quietly(p.interrupt_id)
@@ -777,17 +800,29 @@ class Harness:
         if not self._in_doubt(run, _effect_key(pc, key)):
             return
         n = self._recovery_index(run.run_id, pc)
-        try:
-            rec = self.owned.open_recovery(
-                run, self._binding(run), interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                checkpoint_id=f"{run.run_id}@{pc}/recover/{n}",
-                payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
-                turn=canonical_json({"run_id": run.run_id, "pc": pc}),
-                opened=lambda r: self.trace.emit("recover", run=run.run_id,
-                                                 pause=r.interrupt_id))
-        except PausepointError as exc:
-            if fencing_refused(exc):
-                self._lost(run.run_id)
-            raise
-        self._save(run, state, RunStatus.PAUSED)
+        # the recovery pause, opened in unknown_outcome with its turn, and the run suspended:
+        # one commit (the model's Restart opens it in one step)
+        with self.service.unit_of_work():
+            self._restart_traced(run.run_id)
+            try:
+                rec = self.owned.open_recovery(
+                    run, self._binding(run), interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
+                    checkpoint_id=f"{run.run_id}@{pc}/recover/{n}",
+                    payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
+                    turn=canonical_json({"run_id": run.run_id, "pc": pc}),
+                    opened=lambda r: self.trace.emit("recover", run=run.run_id,
+                                                     pause=r.interrupt_id))
+            except PausepointError as exc:
+                if fencing_refused(exc):
+                    self._lost(run.run_id)
+                raise
+            self._save(run, state, RunStatus.PAUSED)
         raise InvocationPaused((self._publish(rec),))
+
+    def _restart_traced(self, run_id: str) -> None:
+        """Report the restart that took ``run_id`` over, inside the unit of its first step:
+        a take-over alone changes nothing the model sees, and one killed before its run's next
+        step is taken again by the next restart."""
+        if run_id in self._restarted:
+            self._restarted.discard(run_id)
+            self.trace.emit("restart", run=run_id)

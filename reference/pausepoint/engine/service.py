@@ -13,7 +13,7 @@ import enum
 import json
 import re
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import ClassVar, cast
 
 import attrs
@@ -138,20 +138,27 @@ class PauseService:
         self._payload_key = payload_key
         self._units = units
 
-    def unit_of_work(self) -> contextlib.AbstractContextManager[object]:
+    @contextlib.contextmanager
+    def unit_of_work(self) -> Iterator[object]:
         """The store's unit of work (:class:`~pausepoint.stores.base.Units`, when the store
         bundle has one: every facet's writes inside commit together, once, or not at all); a
         no-op where the ports come from different stores.  Each operation here writes its rows
         in one; the engine wraps an operation of its own and the service calls it makes in one
-        too (nested units join the outer one)."""
-        return contextlib.nullcontext() if self._units is None else self._units.unit_of_work()
+        too (nested units join the outer one).  The trace's events emitted inside are the
+        unit's: written right before its commit and confirmed right after
+        (:meth:`~pausepoint.engine.tracing.TraceSink.unit`)."""
+        store = contextlib.nullcontext() if self._units is None else self._units.unit_of_work()
+        with self.trace.unit() as traced, store as unit:
+            yield unit
+            traced.prepare()
 
     def commit_so_far(self) -> None:
         """Inside a unit of work, commit what it wrote so far and go on (the store's
         :meth:`~pausepoint.stores.base.Units.commit_so_far`): before a side effect runs, its
-        journalled start must be durable (``effect.journal.bracket``)."""
+        journalled start must be durable (``effect.journal.bracket``).  The trace's events so
+        far are committed with it."""
         if self._units is not None:
-            self._units.commit_so_far()
+            self.trace.commit_so_far(self._units.commit_so_far)
 
     # -- pause ---------------------------------------------------------------------------
 
@@ -371,7 +378,8 @@ class PauseService:
         with self.trace.atomic():
             record = self.ledger.get(claims.interrupt_id)
             self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
-                            response=response_digest)
+                            response=response_digest,
+                            version=None if record is None else record.version)
         if record is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "resume.token.binds-one-pause",
                                   "no pause with this token's interrupt id is in the ledger")
@@ -402,10 +410,14 @@ class PauseService:
                 self.trace.emit("commit", pause=claims.interrupt_id, result="replayed")
                 return ResumeOutcome(record=record, replayed=True, result=record.result)
             with self.trace.atomic():
-                won_row = self.ledger.transition(claims.interrupt_id, record.version, out.state)
-                self.trace.emit("commit", pause=claims.interrupt_id,
-                                result="consumed" if won_row else "retry")
+                with self.trace.writing("commit", pause=claims.interrupt_id,
+                                        result="consumed") as traced:
+                    won_row = self.ledger.transition(claims.interrupt_id, record.version,
+                                                     out.state)
+                    if not won_row:
+                        traced.abort()
                 if not won_row:
+                    self.trace.emit("commit", pause=claims.interrupt_id, result="retry")
                     record = self._get(claims.interrupt_id)  # lost the race: decide again
             if won_row:
                 won = attrs.evolve(record, state=out.state, version=record.version + 1)
@@ -449,8 +461,9 @@ class PauseService:
     # -- expire, cancel, reconcile -------------------------------------------------------
 
     def expire(self, interrupt_id: str) -> PauseRecord:
-        record = self._advance(interrupt_id, lambda _r: lc.Expire(self.clock.now()))
-        self.trace.emit("expire", pause=interrupt_id, run=record.run_id)
+        with self.unit_of_work():  # the expiry and its event
+            record = self._advance(interrupt_id, lambda _r: lc.Expire(self.clock.now()))
+            self.trace.emit("expire", pause=interrupt_id, run=record.run_id)
         return record
 
     def expire_due(self) -> list[PauseRecord]:

@@ -18,6 +18,13 @@ Python model by :func:`validate`.  The format, ``pausepoint-trace/1``:
   (``consumed``, ``replayed``, an error code, or ``retry`` when the row's version had moved and
   it read again).
 
+A line may also carry ``"unit": ID`` with ``"in_doubt": true``: it reports a write of a unit
+of work whose commit the implementation's log never confirmed (the process was killed in
+between).  Such a unit's lines happened all or none of them: the validator tries both, and the
+rest of the trace must fit one.  ``"skip": true`` on them records the decision (every line of
+the unit alike): TLC checks a trace so decided (``tla/TracePausepoint.tla``), skipping a
+unit's lines only when they are in doubt.
+
 Every field of ``state`` is optional: a validator checks the fields present and nothing else, so
 an implementation emits what it can observe.  ``None`` is written as ``""`` (a response) and
 ``-1`` (a time), as in the spec.  The mapping of each field to the spec's variables and to the
@@ -28,7 +35,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -187,6 +194,8 @@ class Validation:
     ok: bool
     lines: int
     message: str = ""
+    skipped: frozenset[str] = frozenset()
+    """The units in doubt the trace fits without (their lines did not happen)."""
 
 
 def parse(text: str) -> list[dict[str, Any]]:
@@ -209,7 +218,12 @@ def validate(records: Iterable[Mapping[str, Any]]) -> Validation:
     init = m.initial(cfg)
     if not matches(recs[1].get("state", {}), observe(init)):
         return Validation(False, 2, "the Init line does not match model.initial")
-    current: set[m.System] = {init}
+    problem = _skip_problem(recs[2:])
+    if problem:
+        return Validation(False, 2, problem)
+    # each state the lines so far allow, with the decisions taken on the units in doubt
+    # (unit -> its lines happened)
+    current: set[tuple[m.System, frozenset[tuple[str, bool]]]] = {(init, frozenset())}
     for n, rec in enumerate(recs[2:], start=3):
         action = rec.get("action")
         if action not in ARG_NAMES:
@@ -218,18 +232,51 @@ def validate(records: Iterable[Mapping[str, Any]]) -> Validation:
             args = tuple(rec.get("args", {})[a] for a in ARG_NAMES[action])
         except KeyError as exc:
             return Validation(False, n, f"line {n}: {action} lacks argument {exc}")
-        nxt: set[m.System] = set()
-        for s in current:
-            for lab in m.successors(cfg, s):
-                if lab.action != action or lab.args != args:
+        unit = str(rec["unit"]) if rec.get("in_doubt") else None
+        nxt: set[tuple[m.System, frozenset[tuple[str, bool]]]] = set()
+        for s, decided in current:
+            taken = dict(decided).get(unit) if unit is not None else True
+            options: tuple[bool, ...] = (True, False) if taken is None else (taken,)
+            if "skip" in rec:
+                options = tuple(o for o in options if o != bool(rec["skip"]))
+            for happened in options:
+                now = decided if taken is not None else decided | {(str(unit), happened)}
+                if not happened:
+                    nxt.add((s, now))
                     continue
-                if ("result" in rec and action == "ResumeCommit"
-                        and m.commit_result(cfg, s, int(str(args[0]))) != rec["result"]):
-                    continue
-                if matches(rec.get("state", {}), observe(lab.state)):
-                    nxt.add(lab.state)
+                for t in _steps(cfg, s, rec, action, args):
+                    nxt.add((t, now))
         if not nxt:
             return Validation(False, n, f"line {n}: {action}{list(args)} is not an enabled "
                               "step leading to the recorded state")
         current = nxt
-    return Validation(True, len(recs))
+    _s, decided = min(current, key=lambda x: sorted(x[1]))
+    return Validation(True, len(recs),
+                      skipped=frozenset(u for u, happened in decided if not happened))
+
+
+def _steps(cfg: m.Config, s: m.System, rec: Mapping[str, Any], action: str,
+           args: tuple[Any, ...]) -> Iterator[m.System]:
+    """The successors of ``s`` by the line ``rec``'s action and arguments, matching its
+    result and recorded state."""
+    for lab in m.successors(cfg, s):
+        if lab.action != action or lab.args != args:
+            continue
+        if ("result" in rec and action == "ResumeCommit"
+                and m.commit_result(cfg, s, int(str(args[0]))) != rec["result"]):
+            continue
+        if matches(rec.get("state", {}), observe(lab.state)):
+            yield lab.state
+
+
+def _skip_problem(lines: Sequence[Mapping[str, Any]]) -> str:
+    """A decided trace's ``skip`` marks, checked as TLC checks them: only on lines in doubt,
+    and alike on every line of a unit."""
+    marks: dict[str, set[bool]] = {}
+    for n, rec in enumerate(lines, start=3):
+        if rec.get("skip") and not rec.get("in_doubt"):
+            return f"line {n}: skipped, but not in doubt"
+        if rec.get("in_doubt"):
+            marks.setdefault(str(rec.get("unit")), set()).add(bool(rec.get("skip", False)))
+    split = sorted(u for u, v in marks.items() if len(v) > 1)
+    return f"unit {split[0]}: some of its lines skipped, not all" if split else ""
