@@ -205,3 +205,71 @@ def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
     again = engine.resume(token, {"approved": True})
     assert again.status == RunStatus.DONE and bank.paid == ["o-1"]
     engine.close()
+
+
+CHECKS = [Interaction("approve_refund", payload=Quote, response=Decision),
+          Interaction("confirm_address")]
+
+
+def two_questions(spec: StoreSpec, bank: Bank) -> Engine:
+    def refund(ctx: RunContext, order: dict[str, Any]) -> dict[str, Any]:
+        decision, address = ctx.ask_all([
+            ("approve_refund", {"order": order["id"], "amount": 120}),
+            ("confirm_address", {"order": order["id"]})])
+        if decision.approved:
+            ctx.effect("pay", lambda: bank.pay(order["id"]))
+        return {"approved": decision.approved, "address": address}
+
+    where = "memory:" if spec.kind == "memory" else spec.open()
+    return Engine.open(where, agents={"refund": refund}, interactions=CHECKS,
+                       clock=ManualClock(0), signer=KeyRing.generate())
+
+
+def test_several_questions_at_once_go_on_when_every_one_is_answered(
+        any_store_spec: StoreSpec) -> None:
+    """`multi.independent`: two questions asked at once are answered on their own, in any
+    order; the run goes on (and pays once) only when both are answered, with both answers."""
+    bank = Bank()
+    engine = two_questions(any_store_spec, bank)
+    run = engine.start("refund", {"id": "o-1"}, run_id="run-1")
+    first, second = run.pauses
+    assert [first.name, second.name] == ["approve_refund", "confirm_address"]
+    waiting = engine.resume(second.token, {"street": "Main"})
+    assert waiting.status == RunStatus.PAUSED and [p.name for p in waiting.pauses] == [
+        "approve_refund"] and bank.paid == []
+    done = engine.resume(first.token, {"approved": True})
+    assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
+    assert done.output == {"approved": True, "address": {"street": "Main"}}
+    engine.close()
+
+
+def test_several_questions_are_all_asked_or_none(any_store_spec: StoreSpec) -> None:
+    """`pause.refusal.before-mint`: one bad question of two refuses both; nothing is asked."""
+    def bad(ctx: RunContext, _data: Any) -> Any:
+        return ctx.ask_all([("confirm_address", {}), ("approve_refund", {"order": 1})])
+
+    engine = two_questions(any_store_spec, Bank())
+    engine.agents["bad"] = bad
+    with pytest.raises(pausepoint.PausepointError) as err:
+        engine.start("bad", run_id="r1")
+    assert err.value.code == pausepoint.ErrorCode.PAYLOAD_INVALID
+    assert list(engine.deployment.service.ledger.by_run("r1")) == []
+    engine.close()
+
+
+def test_a_restart_continues_a_run_whose_resumer_died_after_its_consume(
+        any_store_spec: StoreSpec) -> None:
+    """`resume.continuation.recorded-turn`: the resumer kept the answer, then died before the
+    continuation; a restart goes on with the kept answer, and pays once."""
+    bank = Bank()
+    engine, _ = engines(any_store_spec, bank)
+    run = engine.start("refund", {"id": "o-1"}, run_id="run-1")
+    rec = engine.deployment.service.resume(
+        run.pauses[0].token, {"approved": True},
+        pausepoint.ResumeRequest(session_id="session", scope="default")).record
+    assert engine.restart() == []  # no answer kept: the run waits for the answer's retry
+    engine.owned.keep_answer(rec, '{"approved":true}')  # as the dead resumer did
+    (done,) = engine.restart()
+    assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
+    assert engine.restart() == [] and bank.paid == ["o-1"]
+    engine.close()

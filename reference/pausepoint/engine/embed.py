@@ -4,7 +4,9 @@ opened on any store.
 An *agent* is a function ``agent(ctx, input) -> output``.  Inside it, ``ctx.ask(name, payload)``
 stops the run to ask a person (a registered interaction) and returns the *validated* answer --
 the instance of the interaction's response model, from a strict check -- once someone
-answered; ``ctx.effect(key, fn)`` runs a side effect at most once, journalled before and after,
+answered; ``ctx.ask_all([(name, payload), ...])`` asks several questions at once (all taken or
+none, each answered on its own, the run going on once every one is answered);
+``ctx.effect(key, fn)`` runs a side effect at most once, journalled before and after,
 and returns its result.
 
 The engine executes an agent by *replay*: each time the run goes on (its start, a resume's
@@ -34,7 +36,7 @@ from pausepoint.core import runs
 from pausepoint.core.canonical import canonical_json
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
-from pausepoint.core.ports import Clock, EffectStatus, RunRecord, RunStatus, Signer
+from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
 from pausepoint.core.registry import RECONCILE, Interaction
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import SystemClock
@@ -82,13 +84,26 @@ class RunContext:
         """Ask a person through the registered ``interaction``: the run pauses here, and once
         the question is answered, the run goes on with this call returning the answer,
         validated strictly against the interaction's response model."""
+        return self.ask_all([(interaction, payload)])[0]
+
+    def ask_all(self, questions: Sequence[tuple[str, Any]]) -> list[Any]:
+        """Ask several questions at once, each ``(interaction, payload)``: every one is checked
+        before any is taken, so they are all asked or none is (a refusal raises
+        :class:`~pausepoint.core.errors.PausepointError`); each is answered on its own, an
+        answer disturbing none of the others, and the run goes on once every one is answered,
+        this call returning their validated answers in order (multi.independent)."""
+        if not questions:
+            raise ValueError("ask_all needs at least one question")
         n = self._asked
         self._asked += 1
         answers: dict[str, Any] = self._state["answers"]
-        registered = self._engine.deployment.service.interaction(interaction)
-        if str(n) in answers and registered is not None:
-            return registered.validated_response(answers[str(n)])
-        self._engine._pause(self._run, self._state, n, interaction, payload)
+        svc = self._engine.deployment.service
+        ids = [f"{self.run_id}/{n}/{j}" for j in range(len(questions))]
+        registered = [svc.interaction(name) for name, _payload in questions]
+        if all(i in answers for i in ids) and None not in registered:
+            return [r.validated_response(answers[i])  # type: ignore[union-attr]
+                    for r, i in zip(registered, ids, strict=True)]
+        self._engine._pause(self._run, self._state, n, questions)
         raise AssertionError("unreachable: _pause raises")  # pragma: no cover
 
     def effect(self, key: str, fn: Callable[[], T]) -> T:
@@ -108,30 +123,7 @@ class RunContext:
 class Engine:
     """Runs agent functions on a store: :meth:`start`, :meth:`resume`, :meth:`cancel`,
     :meth:`restart`, :meth:`reconcile`, :meth:`status`.  Several engines (processes, servers)
-    may share one durable store; give each its own ``owner`` name.
-
-    **One commit per operation.**  :meth:`start` (the run created and driven to its first
-    pause: the pause, its turn, the run suspended) and :meth:`resume` (the consume, the
-    continuation's claim of the run, the drive to the next pause or the end) each write in one
-    unit of work of the store (:class:`pausepoint.stores.base.Units`): one durable commit, one
-    fsync on SQLite.  The single winner is unchanged -- the consume is the ledger's conditional
-    ``UPDATE`` inside the unit -- and a crash before the commit leaves nothing of the
-    operation, so the answer's retry works as the first try did.  An effect is the one
-    boundary that commits early: ``ctx.effect`` commits the unit so far, its journalled start
-    included, before ``fn`` runs (``effect.journal.bracket``: an effect never runs unjournalled),
-    and the rest -- its finish, the run's progress, the drive on -- goes on in the unit's next
-    transaction.
-
-    While a unit is open it holds the store's write lock on SQLite (``BEGIN IMMEDIATE``; on
-    PostgreSQL only the rows it wrote are locked): from an operation's start to its first
-    effect, between two effects, and from the last effect to the pause or the end, that is
-    while the agent's own code between two journal points runs.  That is acceptable because
-    that code is replayed from the top on every continuation and must be deterministic -- no
-    I/O, nothing slow: what talks to the world belongs in ``ctx.effect``, whose ``fn`` runs
-    with no lock held (the next transaction begins only at the unit's next store call).
-    Writers of other runs queue behind the lock (within the store's busy timeout).  An agent
-    that must compute for long between two questions can put that work in an effect too (its
-    result is then journalled and replayed, never recomputed)."""
+    may share one durable store; give each its own ``owner`` name."""
 
     def __init__(self, deployment: Deployment, agents: Mapping[str, Agent], *, clock: Clock,
                  owner: str, lease_ms: int) -> None:
@@ -171,39 +163,27 @@ class Engine:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
         state = {"agent": agent, "input": data, "answers": {}, "effects": {}, "step": 0}
-        return self._unit(lambda: self._drive(self.owned.start(RunRecord(
+        return self._drive(self.owned.start(RunRecord(
             run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
             session_id=session_id, thread_id=run_id, scope=scope, status=RunStatus.RUNNING,
-            state=canonical_json(state)))))
+            state=canonical_json(state))))
 
     def resume(self, token: str, response: Any, *, session_id: str = "session",
                scope: str = "default", responder: str = "") -> RunResult:
         """Answer a question: exactly once per pause (a repeat of the same answer replays), and
         the run goes on from where it asked."""
-        return self._unit(lambda: self._resume(token, response, ResumeRequest(
-            session_id=session_id, scope=scope, responder=responder)))
-
-    def _resume(self, token: str, response: Any, request: ResumeRequest) -> RunResult:
         svc = self.deployment.service
-        out = svc.resume(token, response, request)
+        out = svc.resume(token, response, ResumeRequest(session_id=session_id, scope=scope,
+                                                        responder=responder))
         rec = out.record
-        # a replay goes on too: if the winner died between its consume and its continuation,
-        # the retry of the same answer is the only place the answer can come from; if the
-        # winner went on (or still drives), the run table refuses the claim below
-        run = svc.runs.get(rec.run_id)
-        if run is None:
-            return self._result(rec.run_id)
-        state: dict[str, Any] = json.loads(run.state)
-        step = int(state["step"])
-        if rec.claims.name != RECONCILE.name:
-            state["answers"][str(step)] = response
-        # refused when not paused or paused at a step it has left; None also when another
-        # resume continues it (one winner)
-        claimed = self.owned.take(run, self.owned.continuation(
-            rec.interrupt_id.startswith(f"{run.run_id}/{step}/")), canonical_json(state))
-        if claimed is None:
-            return self._result(rec.run_id)
-        return self._drive(claimed)
+        # kept until the continuation: if this process dies before it, a restart goes on with
+        # it.  A replay goes on too: if the winner died between its consume and its
+        # continuation, the retry of the same answer is the only place the answer can come
+        # from; if the winner went on (or still drives), the run table refuses the claim
+        self.owned.keep_answer(rec, canonical_json(response))
+        if not (self.owned.step_answered(rec) and self.owned.answers_kept(rec)):
+            return self._result(rec.run_id)  # another question of the step is still awaited
+        return self._continue(rec)
 
     def cancel(self, run_id: str) -> RunResult:
         """Cancel the run, its questions and its child runs; refused for a run that ended."""
@@ -218,16 +198,23 @@ class Engine:
         for run in svc.runs.with_status(RunStatus.RUNNING):
             if json.loads(run.state).get("agent") not in self.agents:
                 continue  # not one of this engine's
-            result = self._unit(self._recovering(run))  # one unit per run
-            if result is not None:
-                results.append(result)
-        return results
-
-    def _recovering(self, run: RunRecord) -> Callable[[], RunResult | None]:
-        def recover() -> RunResult | None:
             taken = self.owned.take(run, self.owned.recover())
-            return None if taken is None else self._drive(taken)
-        return recover
+            if taken is not None:
+                results.append(self._drive(taken))
+        # paused runs whose every question was consumed, but whose resumer died before it
+        # continued them: go on with the answers kept (or wait for a retry to bring one lost)
+        for run in svc.runs.with_status(RunStatus.PAUSED):
+            state = json.loads(run.state)
+            if state.get("agent") not in self.agents:
+                continue
+            rec = self.owned.stalled(run.run_id, state["step"])
+            if rec is None:
+                continue
+            if not self.owned.answers_kept(rec):
+                self.owned.await_answers(rec)
+                continue
+            results.append(self._continue(rec))
+        return results
 
     def reconcile(self, interrupt_id: str, resolution: str) -> RunResult:
         """Settle an effect in doubt (``applied``, ``not_applied`` or ``compensated``); then
@@ -241,26 +228,23 @@ class Engine:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _unit(self, work: Callable[[], T]) -> T:
-        """Run an operation in one unit of work of the store: its writes -- a start's run and
-        first pause, a resume's consume, continuation claim and next pause or end -- commit
-        once, together, or not at all (a crash before the commit leaves nothing, and the
-        answer's retry works as the first try).  An effect commits the unit so far first (see
-        :class:`Engine`).  A verdict the operation raises -- the agent's own error, after the
-        run was ended in error; a refusal, after an expiry decided on the way -- is raised
-        once the unit committed what it decided; a store failure commits nothing."""
-        failed: Exception | None = None
-        with self.deployment.service.unit_of_work():
-            try:
-                return work()
-            except PausepointError as exc:
-                if exc.code is ErrorCode.STORE_UNAVAILABLE:
-                    raise
-                failed = exc
-            except Exception as exc:  # the agent's own error
-                failed = exc
-        assert failed is not None
-        raise failed
+    def _continue(self, rec: PauseRecord) -> RunResult:
+        """Continue the run of the consumed pause ``rec`` with the answers kept for its step --
+        only if it is paused at that step (run.continuation.belongs-to-step), and only once
+        (one winner among resumers and restarters)."""
+        svc = self.deployment.service
+        run = svc.runs.get(rec.run_id)
+        if run is None:
+            return self._result(rec.run_id)
+        state: dict[str, Any] = json.loads(run.state)
+        for r in self.owned.step_pauses(rec):
+            state["answers"][r.interrupt_id] = self.owned.kept_answer(r.interrupt_id)
+        claimed = self.owned.take(run, self.owned.continuation(
+            rec.interrupt_id.startswith(f"{run.run_id}/{state['step']}/")),
+            canonical_json(state))
+        if claimed is None:
+            return self._result(rec.run_id)
+        return self._drive(claimed)
 
     def _result(self, run_id: str, output: Any = None) -> RunResult:
         svc = self.deployment.service
@@ -329,49 +313,53 @@ class Engine:
                 return self._effect(run, state, key, fn, asked)
             if doubt == Doubt.FENCED:  # a new owner's effect in flight: this driver lost it
                 self.owned.lost(run.run_id)
-            self._pause(run, state, asked, RECONCILE.name,
-                        {"run_id": run.run_id, "effect": key}, recovering=True)
+            self._pause(run, state, asked, [(RECONCILE.name,
+                                             {"run_id": run.run_id, "effect": key})],
+                        recovering=True)
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
             state["effects"][key] = None  # settled by an operator: its result is unknown
             return self._save(run, state, self.owned.progress(run.epoch))
         if not self.owned.begin_effect(run, key):
             self.owned.lost(run.run_id)
-        svc.commit_so_far()  # the journal's start is durable before fn runs (bracket)
         result = fn()
         state["effects"][key] = result
         saved = self._save(run, state, self.owned.progress(run.epoch))
         svc.effects.finish(run.run_id, key, run.epoch)
         return saved
 
-    def _pause(self, run: RunRecord, state: dict[str, Any], n: int, interaction: str,
-               payload: Any, recovering: bool = False) -> None:
-        """Take the pause for question ``n`` (or a recovery pause), record the turn, let the
-        run go and raise the pause signal."""
+    def _pause(self, run: RunRecord, state: dict[str, Any], n: int,
+               questions: Sequence[tuple[str, Any]], recovering: bool = False) -> None:
+        """Take the pauses of the questions asked at step ``n`` (or its recovery pause), all
+        or none, record their turn, let the run go and raise the pause signal."""
         svc = self.deployment.service
         binding = current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
                                       scope=run.scope, parent_run_id=run.parent_run_id)
-        # only the engine's own recovery may name the reserved interaction (an agent asking
-        # for it is refused interaction_unregistered)
-        prior = [r for r in svc.ledger.by_run(run.run_id)
-                 if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")] if recovering else []
-        live = [r for r in prior if r.state.phase in lc.LIVE]
-        suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
         turn = canonical_json({"step": n})
+        taken = []
         try:  # a pause only while this driver owns the run (run.ownership.fencing)
             if recovering:
-                rec = self.owned.open_recovery(
-                    run, binding, interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                    checkpoint_id=f"{run.run_id}@{n}/{suffix}", payload=payload, turn=turn)
-            else:  # the pause and its turn: one unit
-                rec = self.owned.pause(run, binding, name=interaction, payload=payload,
-                                       interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                                       checkpoint_id=f"{run.run_id}@{n}", turn=turn)
+                k = self.owned.recovery_index(run.run_id, n)
+                taken.append(self.owned.open_recovery(
+                    run, binding, interrupt_id=f"{run.run_id}/{n}/recover/{k}",
+                    checkpoint_id=f"{run.run_id}@{n}/recover/{k}", payload=questions[0][1],
+                    turn=turn))
+            else:
+                # only the engine's own recovery may name the reserved interaction (an agent
+                # asking for it is refused interaction_unregistered)
+                if len(questions) > 1:  # all or nothing: every one checked before any is taken
+                    for name, payload in questions:
+                        svc.check_pause(binding=binding, name=name, payload=payload,
+                                        checkpoint_id=f"{run.run_id}@{n}")
+                for j, (name, payload) in enumerate(questions):
+                    taken.append(self.owned.pause(run, binding, name=name, payload=payload,
+                                                  interrupt_id=f"{run.run_id}/{n}/{j}",
+                                                  checkpoint_id=f"{run.run_id}@{n}"))
         except PausepointError as exc:
             if fencing_refused(exc):
                 self.owned.lost(run.run_id)
             raise
-        if not rec.state.turn_recorded:
-            rec = svc.record_turn(rec.interrupt_id, turn)
+        taken = [svc.record_turn(r.interrupt_id, turn) if not r.state.turn_recorded else r
+                 for r in taken]
         state["step"] = n
         self._save(run, state, runs.Suspend(run.epoch))
-        raise InvocationPaused((published(rec),))
+        raise InvocationPaused(tuple(published(r) for r in taken))

@@ -168,15 +168,6 @@ class Report:
     interrupt_id: str = ""
 
 
-def _answer_key(interrupt_id: str) -> str:
-    return f"{interrupt_id}#answer"
-
-
-def _awaiting_key(interrupt_id: str) -> str:
-    """Marks a consumed pause whose answer died with the process that won it (set by restart)."""
-    return f"{interrupt_id}#awaiting-answer"
-
-
 def _effect_key(pc: int, key: str) -> str:
     return f"{pc}:{key}"
 
@@ -315,14 +306,14 @@ class Harness:
             out = self.service.resume(token, response, ResumeRequest(
                 session_id=session_id, scope=scope, responder=responder, run_id=run_id))
             rec: PauseRecord = out.record
-            if out.replayed and not self._answer_awaited(rec):
+            if out.replayed and not self.owned.answer_awaited(rec):
                 first = json.loads(out.result) if out.result else {}
                 return Report(run_id=rec.run_id, status=str(first.get("status", "running")),
                               replayed=True, interrupt_id=rec.interrupt_id,
                               events=tuple(first.get("events", ())))
             # the consume's winner -- or, after a restart found its answer lost, a retry of the
             # same answer (the ledger matched its digest): keep the answer for a restart
-            self.service.payloads.record(_answer_key(rec.interrupt_id), canonical_json(response))
+            self.owned.keep_answer(rec, canonical_json(response))
             if self.hooks.answer_kept is not None:
                 self.hooks.answer_kept(rec)
             if not self._answers_kept(rec):  # another answer of this step is still awaited
@@ -390,56 +381,24 @@ class Harness:
                     reports.append(self._drive(taken))
             for rec in self._stalled_pauses():
                 if not self._answers_kept(rec):  # the winner died before keeping an answer:
-                    self._await_answers(rec)     # only its sender's retry can deliver it
+                    self.owned.await_answers(rec)  # only its sender's retry can deliver it
                     continue
-                answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
-                reports.append(self._continue(rec, json.loads(answer) if answer else None))
+                reports.append(self._continue(rec, self.owned.kept_answer(rec.interrupt_id)))
             return reports
 
-    def _step_consumed(self, rec: PauseRecord) -> list[PauseRecord]:
-        return [r for r in self.service.ledger.by_run(rec.run_id)
-                if r.claims.checkpoint_id == rec.claims.checkpoint_id
-                and r.state.phase == lc.Phase.CONSUMED]
-
     def _answers_kept(self, rec: PauseRecord) -> bool:
-        """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
-        with an answer it does not have (resume.continuation.recorded-turn)."""
-        return not self.hooks.wait_for_answers or all(
-            self.service.payloads.get(_answer_key(r.interrupt_id)) is not None
-            for r in self._step_consumed(rec))
-
-    def _await_answers(self, rec: PauseRecord) -> None:
-        for r in self._step_consumed(rec):
-            if self.service.payloads.get(_answer_key(r.interrupt_id)) is None:
-                self.service.payloads.record(_awaiting_key(r.interrupt_id), "true")
-
-    def _answer_awaited(self, rec: PauseRecord) -> bool:
-        """A replay whose first answer was lost with its process (restart marked it): this
-        retry carries the same answer and is the only place it can come from.  Without the
-        mark a replay never continues -- the winner may still be at work."""
-        return (rec.result is None
-                and self.service.payloads.get(_awaiting_key(rec.interrupt_id)) is not None
-                and self.service.payloads.get(_answer_key(rec.interrupt_id)) is None)
+        """:meth:`~pausepoint.engine.owned.Ownership.answers_kept` (unless the broken
+        ``answerless-restart`` hook says otherwise)."""
+        return not self.hooks.wait_for_answers or self.owned.answers_kept(rec)
 
     def _stalled_pauses(self) -> list[PauseRecord]:
-        """Paused runs whose pauses at the current step are all consumed: the process died
-        between the consume and the continuation, so nobody continues them but a restart.
-        Several restarters may find the same run: the run table's continuation claim picks
-        one (run.restart.concurrent)."""
-        stalled: list[PauseRecord] = []
+        """The pauses of paused runs stalled between a consume and the continuation
+        (:meth:`~pausepoint.engine.owned.Ownership.stalled`)."""
         if not self.hooks.continue_stalled:
-            return stalled
-        for run in self._scripted(RunStatus.PAUSED):
-            pc = int(json.loads(run.state)["pc"])
-            rows = [r for r in self.service.ledger.by_run(run.run_id)
-                    if r.claims.checkpoint_id == f"{run.run_id}@{pc}"]
-            recoveries = [r for r in self.service.ledger.by_run(run.run_id)
-                          if r.claims.checkpoint_id.startswith(f"{run.run_id}@{pc}/recover/")]
-            if recoveries:
-                rows = recoveries[-1:]
-            if rows and all(r.state.phase == lc.Phase.CONSUMED for r in rows):
-                stalled.append(rows[-1])
-        return stalled
+            return []
+        found = (self.owned.stalled(run.run_id, int(json.loads(run.state)["pc"]))
+                 for run in self._scripted(RunStatus.PAUSED))
+        return [rec for rec in found if rec is not None]
 
     # -- observation ---------------------------------------------------------------------
 
@@ -523,17 +482,12 @@ class Harness:
         if isinstance(runs.step(run.run_state, self.owned.continuation(
                 self._belongs(rec, run.run_id, pc))), runs.Refusal):
             return self._report(rec.run_id, ())  # not paused, or a step the run has left
+        if not self.owned.step_answered(rec):
+            return self._report(rec.run_id, ())  # others still wait (multi.independent)
         if rec.claims.name != RECONCILE.name:
-            siblings = [r for r in self.service.ledger.by_run(rec.run_id)
-                        if r.claims.checkpoint_id == rec.claims.checkpoint_id
-                        and r.claims.name != RECONCILE.name]
-            if not all(r.state.phase == lc.Phase.CONSUMED for r in siblings):
-                return self._report(rec.run_id, ())  # others still wait (multi.independent)
             state["pc"] = pc + 1
-        for r in self.service.ledger.by_run(rec.run_id):  # the answers, delivered
-            if r.claims.checkpoint_id == rec.claims.checkpoint_id:
-                answer = self.service.payloads.get(_answer_key(r.interrupt_id))
-                state["responses"][r.interrupt_id] = json.loads(answer) if answer else None
+        for r in self.owned.step_pauses(rec):  # the answers, delivered
+            state["responses"][r.interrupt_id] = self.owned.kept_answer(r.interrupt_id)
         state["responses"][rec.interrupt_id] = response
         return self._claim(run, state)
 
@@ -765,11 +719,7 @@ class Harness:
         """The number of the recovery pause to open at step ``pc``: a recovery pause of this
         step still live was opened by a driver that stopped before it finished, so finish that
         one rather than open a second (run.restart.concurrent); else the next number."""
-        recoveries = [r for r in self.service.ledger.by_run(run_id)
-                      if r.claims.name == RECONCILE.name]
-        orphans = [r for r in recoveries if r.state.phase in lc.LIVE
-                   and r.interrupt_id.startswith(f"{run_id}/{pc}/recover/")]
-        return int(orphans[-1].interrupt_id.rsplit("/", 1)[1]) if orphans else len(recoveries)
+        return self.owned.recovery_index(run_id, pc)
 
     def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
         """An effect journalled started and not finished: its outcome is unknown.  Open a
