@@ -188,8 +188,9 @@ def test_a_question_after_a_cancel_began_is_never_asked(any_store_spec: StoreSpe
 def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
         any_store_spec: StoreSpec) -> None:
     """`resume.consume.at-most-once` with liveness (the TLA+ run level's Redeliver): the process
-    that consumed the pause died before it continued the run; the same answer sent again
-    replays the consume and the run goes on, paying once; a third copy changes nothing."""
+    that consumed the pause died before it kept the answer; the same answer sent again replays
+    the consume and changes nothing while the winner may still be at work; once a restart found
+    the answer lost, the retry goes on with it, paying once; a third copy changes nothing."""
     from pausepoint.engine.service import ResumeRequest
 
     bank = Bank()
@@ -200,6 +201,9 @@ def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
     engine.deployment.service.resume(token, {"approved": True},
                                      ResumeRequest(session_id="session", scope="default"))
     assert engine.status("run-1") != pausepoint.RunView.DONE and bank.paid == []
+    early = engine.resume(token, {"approved": True})
+    assert early.replayed and bank.paid == []
+    assert engine.restart() == []  # the answer died with the winner: only a retry has it
     done = engine.resume(token, {"approved": True})
     assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
     again = engine.resume(token, {"approved": True})

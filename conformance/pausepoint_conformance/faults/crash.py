@@ -180,7 +180,7 @@ def _brief(value: object) -> object:
     if isinstance(value, PauseState):
         return value.phase.value
     if isinstance(value, RunRecord):
-        return [value.run_id, value.status.value, json.loads(value.state).get("pc")]
+        return [value.run_id, value.status.value, json.loads(value.state).get("step")]
     return type(value).__name__
 
 
@@ -657,10 +657,7 @@ def _delivered(files: CaseFiles, run: RunRecord | None) -> dict[str, Any]:
     """The answers the run continued with, by interrupt id."""
     if run is None:
         return {}
-    state = json.loads(run.state)
-    if files.engine:  # answers by question number; the output holds them as the agent saw them
-        return {f"{RUN_ID}/{n}/0": answer for n, answer in state.get("answers", {}).items()}
-    return dict(state.get("responses", {}))
+    return dict(json.loads(run.state).get("answers", {}))  # by interrupt id, harness or engine
 
 
 def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple[str, ...],

@@ -138,6 +138,19 @@ class Ownership:
             return Doubt.SETTLED
         return Doubt.FENCED if started > run.epoch else Doubt.IN_DOUBT
 
+    def keep_result(self, run_id: str, key: str, result: object) -> None:
+        """Keep the result of the effect ``key`` (JSON; nothing is written for None) before it
+        is journalled finished: a driver that dies between the finish and its next run write
+        leaves it for the replay (:meth:`kept_result`)."""
+        if result is not None:
+            self.service.payloads.record(f"{run_id}#effect#{key}", json.dumps(result))
+
+    def kept_result(self, run_id: str, key: str) -> Any:
+        """The kept result of the effect ``key``: None if it returned None, or if an operator
+        settled it (its result is unknown)."""
+        text = self.service.payloads.get(f"{run_id}#effect#{key}")
+        return None if text is None else json.loads(text)
+
     def begin_effect(self, run: RunRecord, key: str) -> bool:
         """Journal the effect ``key`` started under the driver's epoch, a conditional insert
         (run.ownership.fencing): only if it did may the effect be applied."""
