@@ -374,6 +374,11 @@ class Engine:
         which stays running for a restart (run.store-failure.recoverable)."""
         return isinstance(exc, PausepointError) and exc.code == ErrorCode.STORE_UNAVAILABLE
 
+    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
+        """The questions the run waits on, as published (its live pauses)."""
+        return tuple(self._publish(r) for r in self.deployment.service.ledger.by_run(run_id)
+                     if r.state.phase in lc.LIVE)
+
     def _binding(self, run: RunRecord) -> PauseBinding:
         return current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
                                    scope=run.scope, parent_run_id=run.parent_run_id)
@@ -426,9 +431,8 @@ class Engine:
                                   f"no run {run_id!r}")
         if run.status == RunStatus.DONE and output is None:
             output = json.loads(run.state).get("output")
-        pauses = tuple(self._publish(r) for r in svc.ledger.by_run(run_id)
-                       if r.state.phase in lc.LIVE)
-        return RunResult(run_id=run_id, status=run.status, output=output, pauses=pauses,
+        return RunResult(run_id=run_id, status=run.status, output=output,
+                         pauses=self._outstanding(run_id),
                          events=tuple(e.kind.value for e in events))
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:

@@ -232,6 +232,9 @@ class ScriptEngine(Engine):
     def _publish(self, rec: PauseRecord) -> PendingInterrupt:
         return self.harness._publish(rec)
 
+    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
+        return self.harness.published(run_id)
+
     def _step(self, state: dict[str, Any], n: int) -> dict[str, Any]:
         script: list[dict[str, Any]] = state["input"]
         return script[n] if n < len(script) else {}
