@@ -277,3 +277,23 @@ def test_a_restart_continues_a_run_whose_resumer_died_after_its_consume(
     assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
     assert engine.restart() == [] and bank.paid == ["o-1"]
     engine.close()
+
+
+def test_an_agent_error_ends_the_run_raised_or_reported(any_store_spec: StoreSpec) -> None:
+    """`run.lifecycle.table`: an ordinary error of the agent ends its run in ``error``; the
+    engine raises it to the caller, or, with ``raise_errors=False``, reports it in the result
+    (its events end with ``error``)."""
+    def broken(ctx: RunContext, _data: Any) -> Any:
+        ctx.effect("noted", lambda: None)
+        raise ValueError("the agent's own bug")
+
+    engine = two_questions(any_store_spec, Bank())
+    engine.agents["broken"] = broken
+    with pytest.raises(ValueError):
+        engine.start("broken", run_id="r1")
+    assert engine.deployment.service.runs.get("r1").status == RunStatus.ERROR  # type: ignore[union-attr]
+    engine.raise_errors = False
+    reported = engine.start("broken", run_id="r2")
+    assert reported.status == RunStatus.ERROR
+    assert reported.events == ("tool_call", "tool_result", "error")
+    engine.close()
