@@ -235,19 +235,19 @@ class ScriptEngine(Engine):
     def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
         return self.harness.published(run_id)
 
-    def _step(self, state: dict[str, Any], n: int) -> dict[str, Any]:
+    def _script_step(self, state: dict[str, Any], n: int) -> dict[str, Any]:
         script: list[dict[str, Any]] = state["input"]
         return script[n] if n < len(script) else {}
 
     def _checkpoint_id(self, run: RunRecord, state: dict[str, Any], step: int) -> str | None:
         # no checkpoint named: the service binds the newest of the run's thread, or refuses
-        if self._step(state, step).get("checkpoint") == "none":
+        if self._script_step(state, step).get("checkpoint") == "none":
             return None
         return super()._checkpoint_id(run, state, step)
 
     def _record_turn(self, run: RunRecord, state: dict[str, Any], step: int,
                      rec: PauseRecord) -> PauseRecord:
-        if self._step(state, step).get("checkpoint_write") == "fail":
+        if self._script_step(state, step).get("checkpoint_write") == "fail":
             return rec  # the scripted fault: the turn is never written
         return super()._record_turn(run, state, step, rec)
 
