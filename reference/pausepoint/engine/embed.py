@@ -30,6 +30,7 @@ reconciles (:meth:`Engine.reconcile`) before it is resumed.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -163,7 +164,34 @@ class Engine:
     An agent's ordinary error ends its run in ``error`` and is raised to the caller -- or, with
     ``raise_errors=False``, reported in the result (its events end with ``error``).  A store
     failure while a run executes is no error of the run: the engine lets the run go, still
-    ``running``, for a :meth:`restart` to continue (run.store-failure.recoverable)."""
+    ``running``, for a :meth:`restart` to continue (run.store-failure.recoverable).
+
+    **One commit per operation** (``units``, on by default).  :meth:`start` (the run created and
+    driven to its first pause: the pause, its turn, the run suspended) and :meth:`resume` (the
+    consume, the continuation's claim of the run, the drive to the next pause or the end) each
+    write in one unit of work of the store (:class:`pausepoint.stores.base.Units`): one durable
+    commit, one fsync on SQLite.  The single winner is unchanged -- the consume is the ledger's
+    conditional ``UPDATE`` inside the unit -- and a crash before the commit leaves nothing of
+    the operation, so the answer's retry works as the first try did.  An effect is the one
+    boundary that commits early: ``ctx.effect`` commits the unit so far, its journalled start
+    included, before ``fn`` runs (``effect.journal.bracket``: an effect never runs
+    unjournalled), and the rest -- its finish, the run's progress, the drive on -- goes on in
+    the unit's next transaction.
+
+    While a unit is open it holds the store's write lock on SQLite (``BEGIN IMMEDIATE``; on
+    PostgreSQL only the rows it wrote are locked): from an operation's start to its first
+    effect, between two effects, and from the last effect to the pause or the end, that is
+    while the agent's own code between two journal points runs.  That is acceptable because
+    that code is replayed from the top on every continuation and must be deterministic -- no
+    I/O, nothing slow: what talks to the world belongs in ``ctx.effect``, whose ``fn`` runs
+    with no lock held (the next transaction begins only at the unit's next store call).
+    Writers of other runs queue behind the lock (within the store's busy timeout).  An agent
+    that must compute for long between two questions can put that work in an effect too (its
+    result is then journalled and replayed, never recomputed)."""
+
+    units: bool = True
+    """Write each operation in one unit of work of the store (see above); ``False``: every
+    write commits on its own (the scripted harness, whose crash tool kills between them)."""
 
     trace: TraceSink = NO_TRACE
     """Where the engine reports what it does, one event per step (:mod:`pausepoint.engine
@@ -210,12 +238,16 @@ class Engine:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
         state = {"agent": agent, "input": data, "answers": {}, "effects": {}, "step": 0}
-        run = self.owned.start(RunRecord(
+        record = RunRecord(
             run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
             session_id=session_id, thread_id=thread_id or run_id, scope=scope,
-            status=RunStatus.RUNNING, state=_state_json(state)))
-        self._started(run, data)
-        return self._drive(run)
+            status=RunStatus.RUNNING, state=_state_json(state))
+
+        def go() -> RunResult:
+            run = self.owned.start(record)
+            self._started(run, data)
+            return self._drive(run)
+        return self._unit(go)
 
     def resume(self, token: object, response: Any, *, session_id: str = "session",
                scope: str = "default", responder: str = "",
@@ -223,9 +255,12 @@ class Engine:
         """Answer a question: exactly once per pause -- a repeat of the same answer replays,
         its result the first one's -- and the run goes on from where it asked once every
         question asked with it is answered."""
+        return self._unit(lambda: self._resume(token, response, ResumeRequest(
+            session_id=session_id, scope=scope, responder=responder, run_id=run_id)))
+
+    def _resume(self, token: object, response: Any, request: ResumeRequest) -> RunResult:
         svc = self.deployment.service
-        out = svc.resume(token, response, ResumeRequest(session_id=session_id, scope=scope,
-                                                        responder=responder, run_id=run_id))
+        out = svc.resume(token, response, request)
         rec = out.record
         if out.replayed and not self.owned.answer_awaited(rec):
             # the first answer went on (or its resumer still does): tell what it found.  Only
@@ -265,16 +300,24 @@ class Engine:
                 continue  # not one of this engine's
             # refused while a live owner drives it (run.ownership.lease), or lost to another
             # restarter (run.restart.concurrent)
-            taken = self.owned.take(run, self._recover(run))
-            if taken is not None:
-                self.trace.emit("restart", run=run.run_id)
-                results.append(self._drive(taken))
+            result = self._unit(self._recovering(run))  # one unit per run
+            if result is not None:
+                results.append(result)
         for rec in self._stalled():
             if not self._answers_kept(rec):  # the resumer died before keeping an answer:
                 self.owned.await_answers(rec)  # only its sender's retry can deliver it
                 continue
-            results.append(self._continue(rec))
+            results.append(self._unit(functools.partial(self._continue, rec)))
         return results
+
+    def _recovering(self, run: RunRecord) -> Callable[[], RunResult | None]:
+        def recover() -> RunResult | None:
+            taken = self.owned.take(run, self._recover(run))
+            if taken is None:
+                return None
+            self.trace.emit("restart", run=run.run_id)
+            return self._drive(taken)
+        return recover
 
     def reconcile(self, interrupt_id: str, resolution: str) -> RunResult:
         """Settle an effect in doubt (``applied``, ``not_applied`` or ``compensated``); then
@@ -345,6 +388,11 @@ class Engine:
         run's thread, as the service binds it)."""
         return f"{run.run_id}@{step}"
 
+    def _turn_with_pause(self, run: RunRecord, step: int) -> str | None:
+        """The turn a pause at ``step`` is taken with, in one unit with it (with :attr:`units`);
+        None: the turn is written after (:meth:`_record_turn`)."""
+        return canonical_json({"run_id": run.run_id, "step": step}) if self.units else None
+
     def _record_turn(self, run: RunRecord, state: dict[str, Any], step: int,
                      rec: PauseRecord) -> PauseRecord:
         """Record the turn of the pause ``rec`` just taken at ``step``; a failed write leaves
@@ -384,6 +432,30 @@ class Engine:
                                    scope=run.scope, parent_run_id=run.parent_run_id)
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _unit(self, work: Callable[[], T]) -> T:
+        """Run an operation in one unit of work of the store (with :attr:`units`): its writes
+        -- a start's run and first pause, a resume's consume, continuation claim and next pause
+        or end -- commit once, together, or not at all (a crash before the commit leaves
+        nothing, and the answer's retry works as the first try).  An effect commits the unit
+        so far first (see :class:`Engine`).  A verdict the operation raises -- the agent's own
+        error, after the run was ended in error; a refusal, after an expiry decided on the way
+        -- is raised once the unit committed what it decided; a store failure commits
+        nothing."""
+        if not self.units:
+            return work()
+        failed: Exception | None = None
+        with self.deployment.service.unit_of_work():
+            try:
+                return work()
+            except PausepointError as exc:
+                if exc.code is ErrorCode.STORE_UNAVAILABLE:
+                    raise
+                failed = exc
+            except Exception as exc:  # the agent's own error
+                failed = exc
+        assert failed is not None
+        raise failed
 
     def _continue(self, rec: PauseRecord) -> RunResult:
         """Continue the run of the consumed pause ``rec`` with the answers kept for its step --
@@ -515,6 +587,8 @@ class Engine:
         emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
         if not self.owned.begin_effect(run, key):
             self._lost(run.run_id)  # a new epoch (cancel, take-over): never apply
+        if self.units:
+            svc.commit_so_far()  # the journal's start is durable before fn runs (bracket)
         self.trace.emit("execute", run=run.run_id)
         result = fn()
         self.owned.keep_result(run.run_id, key, result)
@@ -573,7 +647,8 @@ class Engine:
                     rec = self.owned.pause(run, binding, name=name, payload=payload,
                                            interrupt_id=f"{run.run_id}/{n}/{j}",
                                            tool_call_id=tool_call_id,
-                                           checkpoint_id=checkpoint_id)
+                                           checkpoint_id=checkpoint_id,
+                                           turn=self._turn_with_pause(run, n))
                 except PausepointError as exc:
                     if fencing_refused(exc):
                         self._lost(run.run_id)
