@@ -188,8 +188,9 @@ def test_a_question_after_a_cancel_began_is_never_asked(any_store_spec: StoreSpe
 def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
         any_store_spec: StoreSpec) -> None:
     """`resume.consume.at-most-once` with liveness (the TLA+ run level's Redeliver): the process
-    that consumed the pause died before it continued the run; the same answer sent again
-    replays the consume and the run goes on, paying once; a third copy changes nothing."""
+    that consumed the pause died before it kept the answer; the same answer sent again replays
+    the consume and changes nothing while the winner may still be at work; once a restart found
+    the answer lost, the retry goes on with it, paying once; a third copy changes nothing."""
     from pausepoint.engine.service import ResumeRequest
 
     bank = Bank()
@@ -200,6 +201,9 @@ def test_a_retried_answer_continues_a_run_whose_winner_died_after_its_consume(
     engine.deployment.service.resume(token, {"approved": True},
                                      ResumeRequest(session_id="session", scope="default"))
     assert engine.status("run-1") != pausepoint.RunView.DONE and bank.paid == []
+    early = engine.resume(token, {"approved": True})
+    assert early.replayed and bank.paid == []
+    assert engine.restart() == []  # the answer died with the winner: only a retry has it
     done = engine.resume(token, {"approved": True})
     assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
     again = engine.resume(token, {"approved": True})
@@ -262,4 +266,92 @@ def test_an_engine_restart_finishes_a_cancel_whose_canceller_died(
         engine.resume(run.pauses[0].token, {"approved": True})
     assert err.value.code == pausepoint.ErrorCode.PAUSE_CANCELLED
     assert bank.paid == []
+    engine.close()
+
+
+CHECKS = [Interaction("approve_refund", payload=Quote, response=Decision),
+          Interaction("confirm_address")]
+
+
+def two_questions(spec: StoreSpec, bank: Bank) -> Engine:
+    def refund(ctx: RunContext, order: dict[str, Any]) -> dict[str, Any]:
+        decision, address = ctx.ask_all([
+            ("approve_refund", {"order": order["id"], "amount": 120}),
+            ("confirm_address", {"order": order["id"]})])
+        if decision.approved:
+            ctx.effect("pay", lambda: bank.pay(order["id"]))
+        return {"approved": decision.approved, "address": address}
+
+    where = "memory:" if spec.kind == "memory" else spec.open()
+    return Engine.open(where, agents={"refund": refund}, interactions=CHECKS,
+                       clock=ManualClock(0), signer=KeyRing.generate())
+
+
+def test_several_questions_at_once_go_on_when_every_one_is_answered(
+        any_store_spec: StoreSpec) -> None:
+    """`multi.independent`: two questions asked at once are answered on their own, in any
+    order; the run goes on (and pays once) only when both are answered, with both answers."""
+    bank = Bank()
+    engine = two_questions(any_store_spec, bank)
+    run = engine.start("refund", {"id": "o-1"}, run_id="run-1")
+    first, second = run.pauses
+    assert [first.name, second.name] == ["approve_refund", "confirm_address"]
+    waiting = engine.resume(second.token, {"street": "Main"})
+    assert waiting.status == RunStatus.PAUSED and [p.name for p in waiting.pauses] == [
+        "approve_refund"] and bank.paid == []
+    done = engine.resume(first.token, {"approved": True})
+    assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
+    assert done.output == {"approved": True, "address": {"street": "Main"}}
+    engine.close()
+
+
+def test_several_questions_are_all_asked_or_none(any_store_spec: StoreSpec) -> None:
+    """`pause.refusal.before-mint`: one bad question of two refuses both; nothing is asked."""
+    def bad(ctx: RunContext, _data: Any) -> Any:
+        return ctx.ask_all([("confirm_address", {}), ("approve_refund", {"order": 1})])
+
+    engine = two_questions(any_store_spec, Bank())
+    engine.agents["bad"] = bad
+    with pytest.raises(pausepoint.PausepointError) as err:
+        engine.start("bad", run_id="r1")
+    assert err.value.code == pausepoint.ErrorCode.PAYLOAD_INVALID
+    assert list(engine.deployment.service.ledger.by_run("r1")) == []
+    engine.close()
+
+
+def test_a_restart_continues_a_run_whose_resumer_died_after_its_consume(
+        any_store_spec: StoreSpec) -> None:
+    """`resume.continuation.recorded-turn`: the resumer kept the answer, then died before the
+    continuation; a restart goes on with the kept answer, and pays once."""
+    bank = Bank()
+    engine, _ = engines(any_store_spec, bank)
+    run = engine.start("refund", {"id": "o-1"}, run_id="run-1")
+    rec = engine.deployment.service.resume(
+        run.pauses[0].token, {"approved": True},
+        pausepoint.ResumeRequest(session_id="session", scope="default")).record
+    assert engine.restart() == []  # no answer kept: the run waits for the answer's retry
+    engine.owned.keep_answer(rec, '{"approved":true}')  # as the dead resumer did
+    (done,) = engine.restart()
+    assert done.status == RunStatus.DONE and bank.paid == ["o-1"]
+    assert engine.restart() == [] and bank.paid == ["o-1"]
+    engine.close()
+
+
+def test_an_agent_error_ends_the_run_raised_or_reported(any_store_spec: StoreSpec) -> None:
+    """`run.lifecycle.table`: an ordinary error of the agent ends its run in ``error``; the
+    engine raises it to the caller, or, with ``raise_errors=False``, reports it in the result
+    (its events end with ``error``)."""
+    def broken(ctx: RunContext, _data: Any) -> Any:
+        ctx.effect("noted", lambda: None)
+        raise ValueError("the agent's own bug")
+
+    engine = two_questions(any_store_spec, Bank())
+    engine.agents["broken"] = broken
+    with pytest.raises(ValueError):
+        engine.start("broken", run_id="r1")
+    assert engine.deployment.service.runs.get("r1").status == RunStatus.ERROR  # type: ignore[union-attr]
+    engine.raise_errors = False
+    reported = engine.start("broken", run_id="r2")
+    assert reported.status == RunStatus.ERROR
+    assert reported.events == ("tool_call", "tool_result", "error")
     engine.close()

@@ -53,6 +53,17 @@ class Bundle:
         self._inner.close()
 
 
+class EachWriteCommits(Bundle):
+    """A store bundle with some facets replaced and no unit of work: every write commits by
+    itself, as a store without units.  (A unit of work holds SQLite's write lock through an
+    operation, which serialises racing drivers and would hide a race's bug.)"""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("unit_of_work", "commit_so_far"):
+            raise AttributeError(name)
+        return super().__getattr__(name)
+
+
 class Delegate:
     """Forward everything not overridden to ``inner``."""
 

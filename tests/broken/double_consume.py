@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from _base import Bundle, Delegate, main
+from _base import Delegate, EachWriteCommits, main
 
 from pausepoint.core.lifecycle import Phase
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
@@ -29,7 +29,8 @@ class Broken(ReferenceAdapter):
     implementation_name = "broken: double consume"
 
     def wrap_bundle(self, bundle: Any) -> Any:
-        return Bundle(bundle, ledger=RacyLedger(bundle.ledger))
+        # every write its own commit: a unit of work would serialise the racing resumes
+        return EachWriteCommits(bundle, ledger=RacyLedger(bundle.ledger))
 
 
 def make() -> Broken:

@@ -9,18 +9,22 @@ from typing import Any
 import attrs
 from _base import main
 
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.binding.live",)
 MAY: tuple[str, ...] = ()
 
 
-class ParentIsRootHarness(Harness):
+class ParentIsRootEngine(ScriptEngine):
     def _drive(self, owned: Any) -> Any:
         if owned.parent_run_id:
             owned = attrs.evolve(owned, root_run_id=owned.parent_run_id)
         return super()._drive(owned)
+
+
+class ParentIsRootHarness(Harness):
+    engine_class = ParentIsRootEngine
 
 
 class Broken(ReferenceAdapter):

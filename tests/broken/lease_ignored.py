@@ -7,16 +7,20 @@ from _base import main
 
 from pausepoint.core import runs
 from pausepoint.core.ports import RunRecord
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.ownership.lease",)
 MAY: tuple[str, ...] = ()
 
 
-class GreedyHarness(Harness):
+class GreedyEngine(ScriptEngine):
     def _recover(self, run: RunRecord) -> runs.Recover:
         return runs.Recover(run.owner, self.clock.now(), self.lease_ms)  # poses as the owner
+
+
+class GreedyHarness(Harness):
+    engine_class = GreedyEngine
 
 
 class Broken(ReferenceAdapter):

@@ -7,17 +7,21 @@ from __future__ import annotations
 from _base import main
 
 from pausepoint.core.registry import RECONCILE
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.restart.concurrent",)
 MAY: tuple[str, ...] = ()
 
 
-class ForgetfulRecoveryHarness(Harness):
-    def _recovery_index(self, run_id: str, pc: int) -> int:
-        return sum(1 for r in self.service.ledger.by_run(run_id)
+class ForgetfulRecoveryEngine(ScriptEngine):
+    def _recovery_index(self, run_id: str, step: int) -> int:
+        return sum(1 for r in self.deployment.service.ledger.by_run(run_id)
                    if r.claims.name == RECONCILE.name)
+
+
+class ForgetfulRecoveryHarness(Harness):
+    engine_class = ForgetfulRecoveryEngine
 
 
 class Broken(ReferenceAdapter):

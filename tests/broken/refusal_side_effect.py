@@ -29,7 +29,7 @@ class OptimisticHarness(Harness):
         run = self.service.runs.get(str(claims.get("run_id"))) if claims else None
         if run is not None and run.status == RunStatus.PAUSED:
             state = json.loads(run.state)
-            script, pc = state["script"], int(state["pc"])
+            script, pc = state["input"], int(state["step"])
             nxt = pc + 1
             if nxt < len(script) and script[nxt].get("op") == "effect":
                 key = str(script[nxt]["key"])

@@ -25,7 +25,7 @@ class AnyReplayHarness(Harness):
             rec = self.service.ledger.get(iid)
             run = self.service.runs.get(str(claims.get("run_id")))
             if rec is not None and run is not None and rec.state.phase == Phase.CONSUMED:
-                first = json.loads(run.state).get("responses", {})
+                first = json.loads(run.state).get("answers", {})
                 if iid in first:
                     response = first[iid]
         return super().resume(token, response, **kw)

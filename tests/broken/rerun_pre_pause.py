@@ -9,25 +9,30 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.engine.harness import Harness, Report
+from pausepoint.engine.embed import RunResult
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("effect.at-most-once",)
 MAY: tuple[str, ...] = ()
 
 
-class ReentrantHarness(Harness):
-    def _continue(self, rec: Any, response: object) -> Report:
-        run = self.service.runs.get(rec.run_id)
+class ReentrantEngine(ScriptEngine):
+    def _continue(self, rec: Any) -> RunResult:
+        run = self.deployment.service.runs.get(rec.run_id)
         if run is not None and run.status.value == "paused":
             state = json.loads(run.state)
-            script, pc = state["script"], int(state["pc"])
+            script, pc = state["input"], int(state["step"])
             start = max((i + 1 for i in range(pc) if script[i].get("op") == "interrupt"),
                         default=0)
             for step in script[start:pc]:
                 if step.get("op") == "effect":
-                    self.world.apply(rec.run_id, str(step["key"]))
-        return super()._continue(rec, response)
+                    self.harness.world.apply(rec.run_id, str(step["key"]))
+        return super()._continue(rec)
+
+
+class ReentrantHarness(Harness):
+    engine_class = ReentrantEngine
 
 
 class Broken(ReferenceAdapter):

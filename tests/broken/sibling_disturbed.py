@@ -12,28 +12,36 @@ from _base import main
 from pausepoint.core import lifecycle as lc
 from pausepoint.core.ports import RunStatus
 from pausepoint.core.registry import RECONCILE
-from pausepoint.engine.harness import Harness, Report
+from pausepoint.engine.embed import RunResult
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("multi.independent", "status.distinguishes")
 
 
-class FirstAnswerWinsHarness(Harness):
-    def _continue(self, rec: Any, response: object) -> Report:
-        run = self.service.runs.get(rec.run_id)
+class FirstAnswerWinsEngine(ScriptEngine):
+    def _continue(self, rec: Any) -> RunResult:
+        svc = self.deployment.service
+        run = svc.runs.get(rec.run_id)
         if run is None or run.status != RunStatus.PAUSED or rec.claims.name == RECONCILE.name:
-            return super()._continue(rec, response)
-        siblings = [r for r in self.service.ledger.by_run(rec.run_id)
+            return super()._continue(rec)
+        siblings = [r for r in svc.ledger.by_run(rec.run_id)
                     if r.claims.checkpoint_id == rec.claims.checkpoint_id
                     and r.interrupt_id != rec.interrupt_id and r.state.phase in lc.LIVE]
         if not siblings:
-            return super()._continue(rec, response)
-        for r in siblings:
-            self.service.cancel_pause(r.interrupt_id)
+            return super()._continue(rec)
+        answer = self.owned.kept_answer(rec.interrupt_id)
         state = json.loads(run.state)
-        state["responses"][rec.interrupt_id] = response
-        state["pc"] = int(state["pc"]) + 1
-        return self._claim(run, state)
+        for r in siblings:  # the others are dropped, as if answered alike
+            svc.cancel_pause(r.interrupt_id)
+            state["answers"][r.interrupt_id] = answer
+        state["answers"][rec.interrupt_id] = answer
+        claimed = self.owned.take(run, self.owned.continuation(True), json.dumps(state))
+        return self._result(rec.run_id) if claimed is None else self._drive(claimed)
+
+
+class FirstAnswerWinsHarness(Harness):
+    engine_class = FirstAnswerWinsEngine
 
 
 class Broken(ReferenceAdapter):

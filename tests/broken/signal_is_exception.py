@@ -10,7 +10,7 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint.engine.run import InvocationPaused, RunEvent, RunIdentity, Runner
 from pausepoint_conformance.adapters.reference import ReferenceAdapter, _RecordingRunner
 
@@ -24,12 +24,16 @@ class PausedError(Exception):  # the bug: an Exception, so `except Exception` ca
         self.interrupts = interrupts
 
 
-class ExceptionHarness(Harness):
-    def _ask(self, run: Any, state: Any, pc: int, step: Any) -> None:
+class ExceptionEngine(ScriptEngine):
+    def _ask(self, *args: Any) -> None:
         try:
-            super()._ask(run, state, pc, step)
+            super()._ask(*args)
         except InvocationPaused as signal:
             raise PausedError(signal.interrupts) from None
+
+
+class ExceptionHarness(Harness):
+    engine_class = ExceptionEngine
 
 
 class TranslatingRunner(_RecordingRunner):

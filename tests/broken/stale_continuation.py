@@ -8,16 +8,20 @@ from typing import Any
 
 from _base import main
 
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.continuation.belongs-to-step",)
 MAY: tuple[str, ...] = ()
 
 
-class StepBlindHarness(Harness):
-    def _belongs(self, rec: Any, run_id: str, pc: int) -> bool:
+class StepBlindEngine(ScriptEngine):
+    def _belongs(self, rec: Any, run: Any, state: Any) -> bool:
         return True
+
+
+class StepBlindHarness(Harness):
+    engine_class = StepBlindEngine
 
 
 class Broken(ReferenceAdapter):

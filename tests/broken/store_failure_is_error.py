@@ -4,21 +4,22 @@ picks it up.  Must fail ``run.store-failure.recoverable``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from _base import main
 
-from pausepoint.core.ports import RunRecord
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.store-failure.recoverable",)
 MAY: tuple[str, ...] = ()
 
 
+class BrittleEngine(ScriptEngine):
+    def _recoverable(self, exc: BaseException) -> bool:
+        return False
+
+
 class BrittleHarness(Harness):
-    def _execute(self, owned: RunRecord, emit: Any) -> None:
-        self._body(owned, emit)
+    engine_class = BrittleEngine
 
 
 class Broken(ReferenceAdapter):

@@ -12,16 +12,22 @@ from typing import Any
 from _base import Bundle, Delegate, main
 
 from pausepoint.core.ports import PauseRecord, RunRecord
-from pausepoint.engine.harness import Harness
+from pausepoint.engine.harness import Harness, ScriptEngine
+from pausepoint.engine.owned import Doubt
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("run.ownership.fencing", "run.cancel.in-flight")
 MAY: tuple[str, ...] = ()
 
 
+class EpochBlindRecoveryEngine(ScriptEngine):
+    def _doubt(self, run: RunRecord, key: str) -> Doubt:
+        started = self.deployment.service.effects.started_by(run.run_id, key)
+        return Doubt.SETTLED if started is None else Doubt.IN_DOUBT
+
+
 class EpochBlindRecoveryHarness(Harness):
-    def _in_doubt(self, run: RunRecord, jkey: str) -> bool:
-        return self.service.effects.started_by(run.run_id, jkey) is not None
+    engine_class = EpochBlindRecoveryEngine
 
 
 class UnfencedLedger(Delegate):

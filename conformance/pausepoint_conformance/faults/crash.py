@@ -197,7 +197,7 @@ def _brief(value: object) -> object:
     if isinstance(value, PauseState):
         return value.phase.value
     if isinstance(value, RunRecord):
-        return [value.run_id, value.status.value, json.loads(value.state).get("pc")]
+        return [value.run_id, value.status.value, json.loads(value.state).get("step")]
     return type(value).__name__
 
 
@@ -456,11 +456,24 @@ class AheadClock(SystemClock):
         return super().now() + self.ahead_ms
 
 
+EACH_WRITE: Final[tuple[str, ...]] = ("replay-only", "answerless-restart")
+"""The broken variants run (their dry run too) on :class:`EachWriteHarness`."""
+
+
+class EachWriteHarness(Harness):
+    """The harness with every write its own commit (no units): the broken variants
+    ``replay-only`` and ``answerless-restart`` need a death between the consume, its answer
+    kept and the continuation's claim, which a unit of work keeps together."""
+
+    units = False
+
+
 def open_harness(files: CaseFiles, tap: Tap, hooks: HarnessHooks | None = None,
                  owner: str = DEFAULT_OWNER, lease_ms: int = DEFAULT_LEASE_MS,
-                 ahead_ms: int = 0) -> Harness:
+                 ahead_ms: int = 0, each_write: bool = False) -> Harness:
     ring = load_ring(files.key)
-    return Harness(open_bundle=lambda: TappedBundle(files.store.open(), tap), signer=ring,
+    cls = EachWriteHarness if each_write else Harness
+    return cls(open_bundle=lambda: TappedBundle(files.store.open(), tap), signer=ring,
                    clock=AheadClock(ahead_ms), world=TappedWorld(SqliteWorld(files.world), tap),
                    ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
                    hooks=hooks, owner=owner, lease_ms=lease_ms)
@@ -620,7 +633,8 @@ def worker_main(spec: dict[str, Any]) -> int:
         h = EngineDriver(files, tap, owner, lease_ms, ahead_ms)
     else:
         h = open_harness(files, tap, broken_hooks(tap.broken, proc), owner=owner,
-                         lease_ms=lease_ms, ahead_ms=ahead_ms)
+                         lease_ms=lease_ms, ahead_ms=ahead_ms,
+                         each_write=bool(spec.get("each_write")) or tap.broken in EACH_WRITE)
     if spec.get("trace") and isinstance(h, Harness):
         sink = FileTrace(Elapsed(SystemClock(), files.trace_origin()), files.events)
         h.traced(sink)
@@ -692,9 +706,12 @@ def prepare(store: StoreSpec, directory: str, key_from: str | None = None,
     return files
 
 
-def dry_run(files: CaseFiles, scenario: str = "pay") -> list[dict[str, Any]]:
-    """Run the scenario once without dying: its writes, in order (``after`` entries)."""
-    done = _run_worker({"files": files.to_json(), "proc": "dry", "scenario": scenario})
+def dry_run(files: CaseFiles, scenario: str = "pay",
+            each_write: bool = False) -> list[dict[str, Any]]:
+    """Run the scenario once without dying: its writes, in order (``after`` entries);
+    ``each_write``: on :class:`EachWriteHarness`."""
+    done = _run_worker({"files": files.to_json(), "proc": "dry", "scenario": scenario,
+                        "each_write": each_write})
     if done.returncode != 0:
         raise RuntimeError(f"the scenario fails without a crash:\n{done.stderr}")
     entries = [e for e in read_jsonl(files.trace) if e["at"] == "after"]
@@ -724,10 +741,7 @@ def _delivered(files: CaseFiles, run: RunRecord | None) -> dict[str, Any]:
     """The answers the run continued with, by interrupt id."""
     if run is None:
         return {}
-    state = json.loads(run.state)
-    if files.engine:  # answers by question number; the output holds them as the agent saw them
-        return {f"{RUN_ID}/{n}/0": answer for n, answer in state.get("answers", {}).items()}
-    return dict(state.get("responses", {}))
+    return dict(json.loads(run.state).get("answers", {}))  # by interrupt id, harness or engine
 
 
 def check_durable(files: CaseFiles, trace: list[dict[str, Any]], in_doubt: tuple[str, ...],
@@ -995,7 +1009,8 @@ def enumerate_crashes(factory: StoreFactory, workdir: str, *, broken: str | None
     root = Path(workdir)
     dry_files = prepare(factory(str(root / "dry")), str(root / "dry"), engine=engine)
     try:
-        writes = tuple(e["op"] for e in dry_run(dry_files, scenario))
+        writes = tuple(e["op"] for e in dry_run(dry_files, scenario,
+                                                each_write=broken in EACH_WRITE))
     finally:
         drop(dry_files.store)
     cases = cases_for(writes)

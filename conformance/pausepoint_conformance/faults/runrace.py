@@ -42,7 +42,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from multiprocessing.context import SpawnProcess
-from typing import Any, Final, cast
+from typing import Any, Final, NoReturn, cast
 
 import attrs
 
@@ -51,7 +51,7 @@ from pausepoint.core.errors import PausepointError
 from pausepoint.core.ports import EffectStatus, Ledger, PauseRecord, RunRecord, RunStatus
 from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.clock import ManualClock
-from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
+from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness, ScriptEngine
 from pausepoint.stores.base import StoreBundle
 from pausepoint_conformance.faults.testbed import (
     StoreSpec,
@@ -252,33 +252,54 @@ class WrappedBundle:
         self.inner.close()
 
 
-class NotingHarness(Harness):
-    """The harness, noting in its world when it lost a run (fenced or cancelled), let one go
-    after a store failure, or opened a recovery pause: what a violation report shows."""
+class EachWriteCommits(WrappedBundle):
+    """The broken store commits every write by itself, with no unit of work: a unit holds
+    SQLite's write lock through a driver's operation, which serialises the racing drivers and
+    would hide the missing fence."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("unit_of_work", "commit_so_far"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+class NotingEngine(ScriptEngine):
+    """The harness's engine, noting in its world when it lost a run (fenced or cancelled),
+    let one go after a store failure, or opened a recovery pause: what a violation report
+    shows."""
 
     def _note(self, what: str, run_id: str) -> None:
-        world = self.world
+        world = self.harness.world
         assert isinstance(world, WitnessWorld)
         world.notes.append((run_id, f"{world.process} {what}"))
 
-    def _lost(self, run_id: str) -> None:
+    def _lost(self, run_id: str, epoch: int | None = None) -> NoReturn:
         self._note("lost the run", run_id)
-        super()._lost(run_id)
+        super()._lost(run_id, epoch)
 
     def _release(self, owned: RunRecord) -> Any:
         self._note("released it after a store failure", owned.run_id)
         return super()._release(owned)
 
-    def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
+    def _recover_effect(self, run: RunRecord, state: dict[str, Any], key: str,
+                        step: int) -> None:
         self._note(f"opens a recovery pause for {key} under epoch {run.epoch}", run.run_id)
-        super()._open_recovery(run, state, pc, key)
+        super()._recover_effect(run, state, key, step)
+
+
+class StepBlindEngine(NotingEngine):
+    """DELIBERATELY BROKEN: a continuation for any step."""
+
+    def _belongs(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any]) -> bool:
+        return True
+
+
+class NotingHarness(Harness):
+    engine_class: type[ScriptEngine] = NotingEngine
 
 
 class StepBlindHarness(NotingHarness):
-    """DELIBERATELY BROKEN: a continuation for any step."""
-
-    def _belongs(self, rec: PauseRecord, run_id: str, pc: int) -> bool:
-        return True
+    engine_class = StepBlindEngine
 
 
 def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
@@ -297,7 +318,8 @@ def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
         if broken == "unfenced":
             runs_ = EpochBlindRuns(runs_)
             effects = UpsertJournal(effects, bundle.runs)
-        return cast(StoreBundle, WrappedBundle(
+        wrapped = EachWriteCommits if broken == "unfenced" else WrappedBundle
+        return cast(StoreBundle, wrapped(
             bundle, WitnessLedger(jit(bundle.ledger), world), runs_, effects,
             jit(bundle.payloads), jit(bundle.checkpoints)))
     cls = StepBlindHarness if broken == "step-blind" else NotingHarness

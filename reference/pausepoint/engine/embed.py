@@ -4,7 +4,9 @@ opened on any store.
 An *agent* is a function ``agent(ctx, input) -> output``.  Inside it, ``ctx.ask(name, payload)``
 stops the run to ask a person (a registered interaction) and returns the *validated* answer --
 the instance of the interaction's response model, from a strict check -- once someone
-answered; ``ctx.effect(key, fn)`` runs a side effect at most once, journalled before and after,
+answered; ``ctx.ask_all([(name, payload), ...])`` asks several questions at once (all taken or
+none, each answered on its own, the run going on once every one is answered);
+``ctx.effect(key, fn)`` runs a side effect at most once, journalled before and after,
 and returns its result.
 
 The engine executes an agent by *replay*: each time the run goes on (its start, a resume's
@@ -13,6 +15,11 @@ and effect results recorded so far, so ``ask`` returns recorded answers and ``ef
 results until the run reaches new ground.  The function must therefore be deterministic given
 its input, its answers and its effects' results (the rule of Temporal's workflows and of
 LangGraph's nodes).
+
+Asks and effects are numbered by *step*: by default each ask (or ``ask_all``) is the next step,
+counted from 0; an agent may number them itself (``step=``), for instance by its own position in
+a plan, as the scripted harness does with a script's step index.  A pause's interrupt id is
+``{run_id}/{step}/{j}``, its checkpoint ``{run_id}@{step}``.
 
 The run level is the reference's: the run table (:mod:`pausepoint.core.runs`), an owner with a
 lease and an epoch for whoever drives a run, every run write conditional on the epoch, the
@@ -23,32 +30,39 @@ reconciles (:meth:`Engine.reconcile`) before it is resumed.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import attrs
+from pydantic_core import to_jsonable_python
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
 from pausepoint.core.canonical import canonical_json
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
-from pausepoint.core.ports import Clock, EffectStatus, RunRecord, RunStatus, Signer
-from pausepoint.core.registry import RECONCILE, Interaction
+from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
+from pausepoint.core.registry import Interaction
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import Deployment, compose
 from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
 from pausepoint.engine.run import (
+    Emit,
+    EventKind,
     InvocationCancelled,
     InvocationPaused,
+    PauseBinding,
     PendingInterrupt,
+    RunEvent,
     RunIdentity,
     Runner,
     current_run_binding,
 )
 from pausepoint.engine.service import ResumeRequest, RunView
+from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle
 
@@ -60,49 +74,86 @@ Agent = Callable[["RunContext", Any], Any]
 @attrs.frozen
 class RunResult:
     """Where a run stands after an operation: its status, its output once ``done``, and the
-    questions it waits on (each with the token to answer it)."""
+    questions it waits on (each with the token to answer it).  ``events`` are the kinds of
+    the run events of the invocation this operation made (``tool_call``, ``tool_result``, and
+    how it stopped: ``paused``, ``done``, ``error``, ``cancelled``); ``replayed`` says a resume
+    repeated an earlier answer (its result is the first one's), and ``interrupt_id`` names the
+    pause a resume answered."""
 
     run_id: str
     status: RunStatus
     output: Any = None
     pauses: tuple[PendingInterrupt, ...] = ()
+    events: tuple[str, ...] = ()
+    replayed: bool = False
+    interrupt_id: str = ""
 
 
 class RunContext:
-    """What an agent function sees of its run: ``ask`` and ``effect``."""
+    """What an agent function sees of its run: ``ask``, ``ask_all`` and ``effect``."""
 
-    def __init__(self, engine: Engine, run: RunRecord, state: dict[str, Any]) -> None:
+    def __init__(self, engine: Engine, run: RunRecord, state: dict[str, Any],
+                 emit: Emit) -> None:
         self._engine = engine
         self._run = run
         self._state = state
-        self._asked = 0
+        self._emit = emit
+        self._next = 0
         self.run_id = run.run_id
 
-    def ask(self, interaction: str, payload: Any) -> Any:
+    def _step(self, step: int | None) -> int:
+        n = self._next if step is None else step
+        self._next = n + 1
+        return n
+
+    def ask(self, interaction: str, payload: Any, *, step: int | None = None,
+            tool_call_id: str = "") -> Any:
         """Ask a person through the registered ``interaction``: the run pauses here, and once
         the question is answered, the run goes on with this call returning the answer,
-        validated strictly against the interaction's response model."""
-        n = self._asked
-        self._asked += 1
-        answers: dict[str, Any] = self._state["answers"]
-        registered = self._engine.deployment.service.interaction(interaction)
-        if str(n) in answers and registered is not None:
-            return registered.validated_response(answers[str(n)])
-        self._engine._pause(self._run, self._state, n, interaction, payload)
-        raise AssertionError("unreachable: _pause raises")  # pragma: no cover
+        validated strictly against the interaction's response model.  ``step`` numbers this
+        pause point (by default the step after the last one); ``tool_call_id`` is the tool call
+        a tool interaction approves."""
+        return self.ask_all([(interaction, payload)], step=step, tool_call_id=tool_call_id)[0]
 
-    def effect(self, key: str, fn: Callable[[], T]) -> T:
+    def ask_all(self, questions: Sequence[tuple[str, Any]], *, step: int | None = None,
+                tool_call_id: str = "") -> list[Any]:
+        """Ask several questions at once, each ``(interaction, payload)``: every one is checked
+        before any is taken, so they are all asked or none is (a refusal raises
+        :class:`~pausepoint.core.errors.PausepointError`); each is answered on its own, an
+        answer disturbing none of the others, and the run goes on once every one is answered,
+        this call returning their validated answers in order (multi.independent)."""
+        if not questions:
+            raise ValueError("ask_all needs at least one question")
+        n = self._step(step)
+        answers: dict[str, Any] = self._state["answers"]
+        svc = self._engine.deployment.service
+        ids = [f"{self.run_id}/{n}/{j}" for j in range(len(questions))]
+        registered = [svc.interaction(name) for name, _payload in questions]
+        if all(i in answers for i in ids):
+            return [answers[i] if r is None else r.validated_response(answers[i])
+                    for r, i in zip(registered, ids, strict=True)]
+        self._engine._ask(self._run, self._state, n, questions, tool_call_id)
+        raise AssertionError("unreachable: _ask raises")  # pragma: no cover
+
+    def effect(self, key: str, fn: Callable[[], T], *, step: int | None = None) -> T:
         """Run ``fn`` (a side effect) at most once for this run and ``key``; its result must be
         JSON.  Journalled started before it runs and finished after it returns: if the process
         dies inside it, the outcome is unknown and the run asks an operator to reconcile it
-        instead of running it again."""
+        (a recovery pause at ``step``, by default the next step) instead of running it
+        again."""
         done: dict[str, Any] = self._state["effects"]
         if key in done:
             result: T = done[key]
             return result
-        self._run = self._engine._effect(self._run, self._state, key, fn, self._asked)
+        n = self._next if step is None else step
+        self._run = self._engine._effect(self._run, self._state, key, fn, n, self._emit)
         out: T = done[key]
         return out
+
+
+class _StoreFailed(BaseException):
+    """A store failed while the run executed: no failure of the run (run.store-failure
+    .recoverable)."""
 
 
 class Engine:
@@ -110,17 +161,22 @@ class Engine:
     :meth:`restart`, :meth:`reconcile`, :meth:`status`.  Several engines (processes, servers)
     may share one durable store; give each its own ``owner`` name.
 
-    **One commit per operation.**  :meth:`start` (the run created and driven to its first
-    pause: the pause, its turn, the run suspended) and :meth:`resume` (the consume, the
-    continuation's claim of the run, the drive to the next pause or the end) each write in one
-    unit of work of the store (:class:`pausepoint.stores.base.Units`): one durable commit, one
-    fsync on SQLite.  The single winner is unchanged -- the consume is the ledger's conditional
-    ``UPDATE`` inside the unit -- and a crash before the commit leaves nothing of the
-    operation, so the answer's retry works as the first try did.  An effect is the one
+    An agent's ordinary error ends its run in ``error`` and is raised to the caller -- or, with
+    ``raise_errors=False``, reported in the result (its events end with ``error``).  A store
+    failure while a run executes is no error of the run: the engine lets the run go, still
+    ``running``, for a :meth:`restart` to continue (run.store-failure.recoverable).
+
+    **One commit per operation** (``units``, on by default).  :meth:`start` (the run created and
+    driven to its first pause: the pause, its turn, the run suspended) and :meth:`resume` (the
+    consume, the continuation's claim of the run, the drive to the next pause or the end) each
+    write in one unit of work of the store (:class:`pausepoint.stores.base.Units`): one durable
+    commit, one fsync on SQLite.  The single winner is unchanged -- the consume is the ledger's
+    conditional ``UPDATE`` inside the unit -- and a crash before the commit leaves nothing of
+    the operation, so the answer's retry works as the first try did.  An effect is the one
     boundary that commits early: ``ctx.effect`` commits the unit so far, its journalled start
-    included, before ``fn`` runs (``effect.journal.bracket``: an effect never runs unjournalled),
-    and the rest -- its finish, the run's progress, the drive on -- goes on in the unit's next
-    transaction.
+    included, before ``fn`` runs (``effect.journal.bracket``: an effect never runs
+    unjournalled), and the rest -- its finish, the run's progress, the drive on -- goes on in
+    the unit's next transaction.
 
     While a unit is open it holds the store's write lock on SQLite (``BEGIN IMMEDIATE``; on
     PostgreSQL only the rows it wrote are locked): from an operation's start to its first
@@ -133,16 +189,27 @@ class Engine:
     that must compute for long between two questions can put that work in an effect too (its
     result is then journalled and replayed, never recomputed)."""
 
+    units: bool = True
+    """Write each operation in one unit of work of the store (see above), its trace events in
+    it; ``False``: every write commits on its own (a crash tool's broken variant that needs a
+    death between writes a unit keeps together)."""
+
+    trace: TraceSink = NO_TRACE
+    """Where the engine reports what it does, one event per step (:mod:`pausepoint.engine
+    .tracing`; off by default)."""
+
     def __init__(self, deployment: Deployment, agents: Mapping[str, Agent], *, clock: Clock,
-                 owner: str, lease_ms: int) -> None:
+                 owner: str, lease_ms: int, raise_errors: bool = True) -> None:
         self.deployment = deployment
         self.agents = dict(agents)
         self.clock = clock
         self.owner = owner
         self.lease_ms = lease_ms
+        self.raise_errors = raise_errors
         self.owned = Ownership(deployment.service, owner, clock, lease_ms)
         """The run-level writes of this engine as a run's driver."""
-        self._runner = Runner()
+        self.runner = Runner()
+        """The runner each invocation of a run goes through."""
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -164,91 +231,221 @@ class Engine:
     # -- operations ---------------------------------------------------------------------------
 
     def start(self, agent: str, data: Any = None, *, run_id: str, session_id: str = "session",
-              scope: str = "default", parent_run_id: str | None = None) -> RunResult:
+              scope: str = "default", parent_run_id: str | None = None,
+              thread_id: str | None = None) -> RunResult:
         """Start ``agent`` on its input ``data`` (JSON) as the run ``run_id`` and drive it until
         it pauses or ends."""
         if agent not in self.agents:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
         state = {"agent": agent, "input": data, "answers": {}, "effects": {}, "step": 0}
-        return self._unit(lambda: self._drive(self.owned.start(RunRecord(
+        record = RunRecord(
             run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
-            session_id=session_id, thread_id=run_id, scope=scope, status=RunStatus.RUNNING,
-            state=canonical_json(state)))))
+            session_id=session_id, thread_id=thread_id or run_id, scope=scope,
+            status=RunStatus.RUNNING, state=_state_json(state))
 
-    def resume(self, token: str, response: Any, *, session_id: str = "session",
-               scope: str = "default", responder: str = "") -> RunResult:
-        """Answer a question: exactly once per pause (a repeat of the same answer replays), and
-        the run goes on from where it asked."""
+        def go() -> RunResult:
+            run = self.owned.start(record)
+            self._started(run, data)
+            return self._drive(run)
+        return self._unit(go)
+
+    def resume(self, token: object, response: Any, *, session_id: str = "session",
+               scope: str = "default", responder: str = "",
+               run_id: str | None = None) -> RunResult:
+        """Answer a question: exactly once per pause -- a repeat of the same answer replays,
+        its result the first one's -- and the run goes on from where it asked once every
+        question asked with it is answered."""
         return self._unit(lambda: self._resume(token, response, ResumeRequest(
-            session_id=session_id, scope=scope, responder=responder)))
+            session_id=session_id, scope=scope, responder=responder, run_id=run_id)))
 
-    def _resume(self, token: str, response: Any, request: ResumeRequest) -> RunResult:
+    def _resume(self, token: object, response: Any, request: ResumeRequest) -> RunResult:
         svc = self.deployment.service
         out = svc.resume(token, response, request)
         rec = out.record
-        # a replay goes on too: if the winner died between its consume and its continuation,
-        # the retry of the same answer is the only place the answer can come from; if the
-        # winner went on (or still drives), the run table refuses the claim below
-        run = svc.runs.get(rec.run_id)
-        if run is None:
-            return self._result(rec.run_id)
-        state: dict[str, Any] = json.loads(run.state)
-        step = int(state["step"])
-        if rec.claims.name != RECONCILE.name:
-            state["answers"][str(step)] = response
-        # refused when not paused or paused at a step it has left; None also when another
-        # resume continues it (one winner)
-        claimed = self.owned.take(run, self.owned.continuation(
-            rec.interrupt_id.startswith(f"{run.run_id}/{step}/")), canonical_json(state))
-        if claimed is None:
-            return self._result(rec.run_id)
-        return self._drive(claimed)
+        if out.replayed and not self.owned.answer_awaited(rec):
+            # the first answer went on (or its resumer still does): tell what it found.  Only
+            # when a restart found the first answer lost does its retry go on (below)
+            first = json.loads(out.result) if out.result else {}
+            return RunResult(run_id=rec.run_id, status=RunStatus(first.get("status", "running")),
+                             events=tuple(first.get("events", ())), replayed=True,
+                             interrupt_id=rec.interrupt_id)
+        # kept until the continuation: if this process dies before it, a restart goes on with
+        # the answer -- the validated one, not the raw input (resume.response.strict)
+        answer = response if out.replayed else to_jsonable_python(out.answer)
+        self.owned.keep_answer(rec, canonical_json(answer))
+        self._answer_kept(rec)
+        if not self.owned.answers_kept(rec):  # another answer of the step is still awaited
+            return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
+        result = attrs.evolve(self._continue(rec), interrupt_id=rec.interrupt_id)
+        if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
+            svc.set_result(rec.interrupt_id, {
+                "status": result.status.value, "events": list(result.events),
+                "pauses": [p.interrupt_id for p in result.pauses]})
+        return result
 
     def cancel(self, run_id: str) -> RunResult:
         """Cancel the run, its questions and its child runs; refused for a run that ended."""
-        self.owned.cancel(run_id)
+        if run_id in self.owned.cancel(run_id):
+            self.trace.emit("cancel", run=run_id)
         return self._result(run_id)
 
     def restart(self) -> list[RunResult]:
         """Go on with every run whose driver stopped (its lease released, run out, or this
-        owner's own from before a crash), and finish every cancel whose canceller stopped."""
+        owner's own from before a crash), with every paused run whose questions were all
+        answered but whose resumer died before it went on, and finish every cancel whose
+        canceller stopped."""
         svc = self.deployment.service
         results = [self._result(run_id) for run_id in self.owned.finish_cancels()]
         for run in svc.runs.with_status(RunStatus.RUNNING):
-            if json.loads(run.state).get("agent") not in self.agents:
+            if not self._mine(run):
                 continue  # not one of this engine's
+            # refused while a live owner drives it (run.ownership.lease), or lost to another
+            # restarter (run.restart.concurrent)
             result = self._unit(self._recovering(run))  # one unit per run
             if result is not None:
                 results.append(result)
+        for rec in self._stalled():
+            if not self._answers_kept(rec):  # the resumer died before keeping an answer:
+                self.owned.await_answers(rec)  # only its sender's retry can deliver it
+                continue
+            results.append(self._unit(functools.partial(self._continue, rec)))
         return results
 
     def _recovering(self, run: RunRecord) -> Callable[[], RunResult | None]:
         def recover() -> RunResult | None:
-            taken = self.owned.take(run, self.owned.recover())
-            return None if taken is None else self._drive(taken)
+            taken = self.owned.take(run, self._recover(run))
+            if taken is None:
+                return None
+            self.trace.emit("restart", run=run.run_id)
+            return self._drive(taken)
         return recover
 
     def reconcile(self, interrupt_id: str, resolution: str) -> RunResult:
         """Settle an effect in doubt (``applied``, ``not_applied`` or ``compensated``); then
         resume its recovery pause to go on."""
-        rec = self.deployment.service.reconcile(interrupt_id, lc.Resolution(resolution))
+        try:
+            res = lc.Resolution(resolution)
+        except ValueError:
+            raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
+                                  f"unknown resolution {resolution!r}") from None
+        rec = self.deployment.service.reconcile(interrupt_id, res)
+        self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
+                        applied=res == lc.Resolution.APPLIED)
         return self._result(rec.run_id)
 
     def status(self, run_id: str) -> RunView:
         """What a person would be told about the run (``status.distinguishes``)."""
         return self.deployment.service.status(run_id)
 
+    # -- seams: what a subclass may refine --------------------------------------------------------
+
+    def _mine(self, run: RunRecord) -> bool:
+        """The run is one of this engine's agents' (a store may hold others')."""
+        return json.loads(run.state).get("agent") in self.agents
+
+    def _started(self, run: RunRecord, data: Any) -> None:
+        """Told of a run just started on ``data``."""
+        self.trace.emit("start", run=run.run_id, parent=run.parent_run_id or None,
+                        ttl=self.deployment.service.ttl_ms)
+
+    def _recover(self, run: RunRecord) -> runs.Recover:
+        """The restart's take-over event for ``run`` (run.ownership.lease)."""
+        return self.owned.recover()
+
+    def _belongs(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any]) -> bool:
+        """The pause ``rec`` was taken at the run's current step
+        (run.continuation.belongs-to-step)."""
+        return rec.interrupt_id.startswith(f"{run.run_id}/{state['step']}/")
+
+    def _stalled(self) -> list[PauseRecord]:
+        """The pauses of this engine's paused runs stalled between a consume and the
+        continuation (:meth:`~pausepoint.engine.owned.Ownership.stalled`)."""
+        found = []
+        for run in self.deployment.service.runs.with_status(RunStatus.PAUSED):
+            if self._mine(run):
+                rec = self.owned.stalled(run.run_id, json.loads(run.state)["step"])
+                if rec is not None:
+                    found.append(rec)
+        return found
+
+    def _answers_kept(self, rec: PauseRecord) -> bool:
+        """:meth:`~pausepoint.engine.owned.Ownership.answers_kept`."""
+        return self.owned.answers_kept(rec)
+
+    def _answer_kept(self, rec: PauseRecord) -> None:
+        """Told that a resume kept the answer to ``rec``, before it looks whether every answer
+        of the step is kept."""
+
+    def _doubt(self, run: RunRecord, key: str) -> Doubt:
+        """:meth:`~pausepoint.engine.owned.Ownership.doubt`."""
+        return self.owned.doubt(run, key)
+
+    def _recovery_index(self, run_id: str, step: int) -> int:
+        """:meth:`~pausepoint.engine.owned.Ownership.recovery_index`."""
+        return self.owned.recovery_index(run_id, step)
+
+    def _checkpoint_id(self, run: RunRecord, state: dict[str, Any], step: int) -> str | None:
+        """The checkpoint the questions of ``step`` are asked at (None: the newest of the
+        run's thread, as the service binds it)."""
+        return f"{run.run_id}@{step}"
+
+    def _turn_with_pause(self, run: RunRecord, state: dict[str, Any], step: int) -> str | None:
+        """The turn a pause at ``step`` is taken with, in one unit with it (with :attr:`units`);
+        None: the turn is written after (:meth:`_record_turn`)."""
+        return canonical_json({"run_id": run.run_id, "step": step}) if self.units else None
+
+    def _record_turn(self, run: RunRecord, state: dict[str, Any], step: int,
+                     rec: PauseRecord) -> PauseRecord:
+        """Record the turn of the pause ``rec`` just taken at ``step``; a failed write leaves
+        it paused and unresumable (turn.write-failed.stays-paused)."""
+        svc = self.deployment.service
+        try:
+            rec = svc.record_turn(rec.interrupt_id, canonical_json(
+                {"run_id": run.run_id, "step": step}))
+            self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
+            return rec
+        except PausepointError:
+            self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id, failed=True)
+            got: PauseRecord | None = svc.ledger.get(rec.interrupt_id)
+            return rec if got is None else got
+
+    def _publish(self, rec: PauseRecord) -> PendingInterrupt:
+        """The pause ``rec`` as it is published to whoever answers it."""
+        return published(rec)
+
+    def _lost(self, run_id: str, epoch: int | None = None) -> NoReturn:
+        """Stop: this driver lost the run -- cancelled, taken over, or its lease under
+        ``epoch`` ran out (:meth:`~pausepoint.engine.owned.Ownership.lost`)."""
+        self.owned.lost(run_id, epoch)
+
+    def _recoverable(self, exc: BaseException) -> bool:
+        """``exc``, raised while a run executed, is a store failure -- no failure of the run,
+        which stays running for a restart (run.store-failure.recoverable)."""
+        return isinstance(exc, PausepointError) and exc.code == ErrorCode.STORE_UNAVAILABLE
+
+    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
+        """The questions the run waits on, as published (its live pauses)."""
+        return tuple(self._publish(r) for r in self.deployment.service.ledger.by_run(run_id)
+                     if r.state.phase in lc.LIVE)
+
+    def _binding(self, run: RunRecord) -> PauseBinding:
+        return current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
+                                   scope=run.scope, parent_run_id=run.parent_run_id)
+
     # -- internals ----------------------------------------------------------------------------
 
     def _unit(self, work: Callable[[], T]) -> T:
-        """Run an operation in one unit of work of the store: its writes -- a start's run and
-        first pause, a resume's consume, continuation claim and next pause or end -- commit
-        once, together, or not at all (a crash before the commit leaves nothing, and the
-        answer's retry works as the first try).  An effect commits the unit so far first (see
-        :class:`Engine`).  A verdict the operation raises -- the agent's own error, after the
-        run was ended in error; a refusal, after an expiry decided on the way -- is raised
-        once the unit committed what it decided; a store failure commits nothing."""
+        """Run an operation in one unit of work of the store (with :attr:`units`): its writes
+        -- a start's run and first pause, a resume's consume, continuation claim and next pause
+        or end -- commit once, together, or not at all (a crash before the commit leaves
+        nothing, and the answer's retry works as the first try).  An effect commits the unit
+        so far first (see :class:`Engine`).  A verdict the operation raises -- the agent's own
+        error, after the run was ended in error; a refusal, after an expiry decided on the way
+        -- is raised once the unit committed what it decided; a store failure commits
+        nothing."""
+        if not self.units:
+            return work()
         failed: Exception | None = None
         with self.deployment.service.unit_of_work():
             try:
@@ -262,7 +459,45 @@ class Engine:
         assert failed is not None
         raise failed
 
-    def _result(self, run_id: str, output: Any = None) -> RunResult:
+    def _continue(self, rec: PauseRecord) -> RunResult:
+        """Continue the run of the consumed pause ``rec`` with the answers kept for its step --
+        once every question of the step is answered (multi.independent), only if the run is
+        paused at that step (run.continuation.belongs-to-step), and only once (one winner
+        among resumers and restarters)."""
+        svc = self.deployment.service
+        run = svc.runs.get(rec.run_id)
+        if run is None:
+            return self._result(rec.run_id)
+        state: dict[str, Any] = json.loads(run.state)
+        if isinstance(runs.step(run.run_state, self.owned.continuation(
+                self._belongs(rec, run, state))), runs.Refusal):
+            return self._result(rec.run_id)  # not paused, or a step the run has left
+        if not self.owned.step_answered(rec):
+            return self._result(rec.run_id)  # others still wait (multi.independent)
+        self._deliver(rec, run, state)
+        claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
+        if claimed is None:
+            return self._result(rec.run_id)  # another resume continues it: one winner
+        self.trace.emit("continue", run=run.run_id)
+        return self._drive(claimed)
+
+    def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any]) -> None:
+        """Hand the kept answers of ``rec``'s step to the step the run is paused at: the
+        ``j``-th answer becomes the answer of the run's current ``j``-th question (a recovery
+        pause's, its own).  The continuation-belongs-to-step check made these one step."""
+        step, kind = rec.interrupt_id.removeprefix(f"{run.run_id}/").split("/", 1)
+        if kind.startswith("recover/"):
+            state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id)
+            return
+        for r in self.owned.step_pauses(rec):
+            if r.interrupt_id.startswith(f"{run.run_id}/{step}/") and \
+                    "/recover/" not in r.interrupt_id:
+                j = r.interrupt_id.rsplit("/", 1)[1]
+                state["answers"][f"{run.run_id}/{state['step']}/{j}"] = \
+                    self.owned.kept_answer(r.interrupt_id)
+
+    def _result(self, run_id: str, output: Any = None,
+                events: Sequence[RunEvent] = ()) -> RunResult:
         svc = self.deployment.service
         run = svc.runs.get(run_id)
         if run is None:
@@ -270,108 +505,182 @@ class Engine:
                                   f"no run {run_id!r}")
         if run.status == RunStatus.DONE and output is None:
             output = json.loads(run.state).get("output")
-        pauses = tuple(published(r) for r in svc.ledger.by_run(run_id)
-                       if r.state.phase in lc.LIVE)
-        return RunResult(run_id=run_id, status=run.status, output=output, pauses=pauses)
+        return RunResult(run_id=run_id, status=run.status, output=output,
+                         pauses=self._outstanding(run_id),
+                         events=tuple(e.kind.value for e in events))
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
-        new = self.owned.write(run, event, canonical_json(state))
+        """Write the run's progress under the epoch it was read with: a conditional write that
+        a driver who lost the run cannot make (run.ownership.fencing)."""
+        new = self.owned.write(run, event, _state_json(state))
         if new is None:
-            raise Lost()
+            self._lost(run.run_id)
         return new
 
     def _drive(self, owned: RunRecord) -> RunResult:
+        """Execute the run this engine owns (under ``owned.epoch``) from the top, with what it
+        recorded, until it pauses, ends, is cancelled -- or this engine loses it."""
+        run_id = owned.run_id
         state: dict[str, Any] = json.loads(owned.state)
         agent = self.agents[state["agent"]]
         box: dict[str, Any] = {}
 
-        def body(_emit: Any) -> None:
-            ctx = RunContext(self, owned, state)
+        def body(emit: Emit) -> Any:
+            ctx = RunContext(self, owned, state, emit)
             try:
-                box["output"] = agent(ctx, state["input"])
+                output = agent(ctx, state["input"])
             except Exception as exc:
+                if self._recoverable(exc):
+                    raise _StoreFailed() from exc
                 box["error"] = exc
                 raise
-            box["run"] = ctx._run
+            state["output"] = output
+            self._save(ctx._run, state, runs.Finish(owned.epoch))
+            self.trace.emit("execute", run=run_id)
+            return output
 
         try:
-            self._runner.invoke(RunIdentity(owned.run_id, owned.root_run_id), body)
+            events = self.runner.invoke(RunIdentity(run_id, owned.root_run_id), body)
         except Lost:
-            return self._result(owned.run_id)
-        if "run" in box:  # it returned: done
-            state["output"] = box["output"]
-            try:
-                self._save(box["run"], state, runs.Finish(owned.epoch))
-            except Lost:
-                pass
-            return self._result(owned.run_id, box["output"])
-        if "error" in box:  # the agent failed: the run ends in error, the caller is told
-            current = self.deployment.service.runs.get(owned.run_id)
-            if current is not None and current.epoch == owned.epoch and \
-                    current.status == RunStatus.RUNNING:
+            return self._result(run_id)
+        except _StoreFailed:
+            return self._release(owned)
+        if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
+            failed = self.deployment.service.runs.get(run_id)
+            if failed is not None and failed.epoch == owned.epoch and \
+                    failed.status == RunStatus.RUNNING:
                 try:
-                    self._save(current, json.loads(current.state), runs.Fail(owned.epoch))
-                except Lost:
-                    pass
-            raise box["error"]
-        return self._result(owned.run_id)
+                    self._save(failed, json.loads(failed.state), runs.Fail(owned.epoch))
+                except (Lost, InvocationCancelled):
+                    pass  # lost meanwhile: its new owner decides
+            if self.raise_errors and "error" in box:
+                raise box["error"]
+        return self._result(run_id, state.get("output"), events)
+
+    def _release(self, owned: RunRecord) -> RunResult:
+        """The store failed under the run: let it go, still running, for a restart."""
+        try:
+            run = self.deployment.service.runs.get(owned.run_id)
+            if run is not None:
+                self.owned.write(run, runs.Release(owned.epoch))
+            return self._result(owned.run_id)
+        except PausepointError:  # still failing: the lease runs out by itself
+            return RunResult(run_id=owned.run_id, status=RunStatus.RUNNING)
 
     def _effect(self, run: RunRecord, state: dict[str, Any], key: str,
-                fn: Callable[[], Any], asked: int) -> RunRecord:
+                fn: Callable[[], Any], step: int, emit: Emit) -> RunRecord:
         svc = self.deployment.service
         current = svc.runs.get(run.run_id)
         if current is None or current.status in runs.CANCELLED_OR_CANCELLING:
             raise InvocationCancelled()
+        if current.epoch != run.epoch or current.status != RunStatus.RUNNING:
+            raise Lost()
         status = svc.effects.status(run.run_id, key)
-        if status == EffectStatus.STARTED:  # a process died inside it: never run it again
-            doubt = self.owned.doubt(run, key)
-            if doubt == Doubt.SETTLED:  # finished or settled meanwhile: look again
-                return self._effect(run, state, key, fn, asked)
-            if doubt == Doubt.FENCED:  # a new owner's effect in flight: this driver lost it
-                self.owned.lost(run.run_id)
-            self._pause(run, state, asked, RECONCILE.name,
-                        {"run_id": run.run_id, "effect": key}, recovering=True)
         if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
-            state["effects"][key] = None  # settled by an operator: its result is unknown
-            return self._save(run, state, self.owned.progress(run.epoch))
-        if not self.owned.begin_effect(run, key):  # a new epoch, or the lease ran out
-            self.owned.lost(run.run_id, run.epoch)
-        svc.commit_so_far()  # the journal's start is durable before fn runs (bracket)
+            # finished before (or settled by an operator): never run again
+            # (effect.at-most-once); its result, if it was kept
+            state["effects"][key] = self.owned.kept_result(run.run_id, key)
+            saved = self._save(run, state, self.owned.progress(run.epoch))
+            self.trace.emit("execute", run=run.run_id)
+            return saved
+        if status == EffectStatus.STARTED:  # a process died inside it: never run it again
+            self._recover_effect(run, state, key, step)
+            return self._effect(run, state, key, fn, step, emit)  # settled meanwhile
+        emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
+        if not self.owned.begin_effect(run, key):
+            self._lost(run.run_id, run.epoch)  # a new epoch, or the lease ran out: never apply
+        self.trace.emit("execute", run=run.run_id)  # with the journal's start, in its commit
+        if self.units:
+            svc.commit_so_far()  # the journal's start is durable before fn runs (bracket)
         result = fn()
+        self.owned.keep_result(run.run_id, key, result)
+        svc.effects.finish(run.run_id, key, run.epoch)
+        self.trace.emit("finish", run=run.run_id)
+        emit(RunEvent(EventKind.TOOL_RESULT, {"effect": key}))
         state["effects"][key] = result
         saved = self._save(run, state, self.owned.progress(run.epoch))
-        svc.effects.finish(run.run_id, key, run.epoch)
+        self._effect_finished()
         return saved
 
-    def _pause(self, run: RunRecord, state: dict[str, Any], n: int, interaction: str,
-               payload: Any, recovering: bool = False) -> None:
-        """Take the pause for question ``n`` (or a recovery pause), record the turn, let the
-        run go and raise the pause signal."""
-        svc = self.deployment.service
-        binding = current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
-                                      scope=run.scope, parent_run_id=run.parent_run_id)
-        # only the engine's own recovery may name the reserved interaction (an agent asking
-        # for it is refused interaction_unregistered)
-        prior = [r for r in svc.ledger.by_run(run.run_id)
-                 if r.interrupt_id.startswith(f"{run.run_id}/{n}/recover/")] if recovering else []
-        live = [r for r in prior if r.state.phase in lc.LIVE]
-        suffix = (f"recover/{len(prior) - len(live)}" if recovering else "0")
-        turn = canonical_json({"step": n})
-        try:  # a pause only while this driver owns the run (run.ownership.fencing)
-            if recovering:
-                rec = self.owned.open_recovery(
-                    run, binding, interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                    checkpoint_id=f"{run.run_id}@{n}/{suffix}", payload=payload, turn=turn)
-            else:  # the pause and its turn: one unit
-                rec = self.owned.pause(run, binding, name=interaction, payload=payload,
-                                       interrupt_id=f"{run.run_id}/{n}/{suffix}",
-                                       checkpoint_id=f"{run.run_id}@{n}", turn=turn)
+    def _effect_finished(self) -> None:
+        """An effect was journalled finished and the run moved past it (in the unit so far,
+        with :attr:`units`); a subclass may commit it there."""
+
+    def _recover_effect(self, run: RunRecord, state: dict[str, Any], key: str,
+                        step: int) -> None:
+        """The effect ``key`` journalled started and not finished: its outcome is unknown.
+        Open a recovery pause in unknown_outcome at ``step``; never retry it
+        (effect.unknown-outcome).  Returns only when the entry was settled meanwhile."""
+        doubt = self._doubt(run, key)
+        if doubt == Doubt.SETTLED:
+            return
+        if doubt == Doubt.FENCED:  # a new owner's effect in flight: this driver lost it
+            self._lost(run.run_id)
+        k = self._recovery_index(run.run_id, step)
+        try:
+            rec = self.owned.open_recovery(
+                run, self._binding(run), interrupt_id=f"{run.run_id}/{step}/recover/{k}",
+                checkpoint_id=f"{run.run_id}@{step}/recover/{k}",
+                payload={"run_id": run.run_id, "effect": key},
+                turn=canonical_json({"run_id": run.run_id, "step": step}),
+                opened=lambda r: self.trace.emit("recover", run=run.run_id,
+                                                 pause=r.interrupt_id))
         except PausepointError as exc:
             if fencing_refused(exc):
-                self.owned.lost(run.run_id)
+                self._lost(run.run_id)
             raise
-        if not rec.state.turn_recorded:
-            rec = svc.record_turn(rec.interrupt_id, turn)
-        state["step"] = n
+        state["step"] = step
         self._save(run, state, runs.Suspend(run.epoch))
-        raise InvocationPaused((published(rec),))
+        raise InvocationPaused((self._publish(rec),))
+
+    def _ask(self, run: RunRecord, state: dict[str, Any], n: int,
+             questions: Sequence[tuple[str, Any]], tool_call_id: str) -> None:
+        """Take the pauses of the questions asked at step ``n``, all or none, record their
+        turn, let the run go and raise the pause signal."""
+        svc = self.deployment.service
+        binding = self._binding(run)
+        checkpoint_id = self._checkpoint_id(run, state, n)
+        # only the engine's own recovery may name the reserved interaction (an agent asking
+        # for it is refused interaction_unregistered)
+        if len(questions) > 1:  # all or nothing: every question checked before any is taken
+            for name, payload in questions:
+                svc.check_pause(binding=binding, name=name, payload=payload,
+                                tool_call_id=tool_call_id, checkpoint_id=checkpoint_id)
+        self.trace.emit("execute", run=run.run_id,
+                        pauses=[f"{run.run_id}/{n}/{j}" for j in range(len(questions))])
+        taken: list[PendingInterrupt] = []
+        try:
+            turn = self._turn_with_pause(run, state, n)
+            for j, (name, payload) in enumerate(questions):
+                try:  # a pause only while this driver owns the run (run.ownership.fencing)
+                    rec = self.owned.pause(run, binding, name=name, payload=payload,
+                                           interrupt_id=f"{run.run_id}/{n}/{j}",
+                                           tool_call_id=tool_call_id,
+                                           checkpoint_id=checkpoint_id, turn=turn)
+                except PausepointError as exc:
+                    if fencing_refused(exc):
+                        self._lost(run.run_id)
+                    raise
+                if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded:
+                    rec = self._record_turn(run, state, n, rec)
+                elif turn is not None and rec.state.turn_recorded:  # written with the pause
+                    self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
+                taken.append(self._publish(rec))
+            state["step"] = n
+            self._save(run, state, runs.Suspend(run.epoch))
+        except InvocationCancelled:  # cancelled while asking: these pauses go with the run
+            for p in taken:
+                try:
+                    svc.cancel_pause(p.interrupt_id)
+                except PausepointError:
+                    pass  # decided otherwise already
+            raise
+        raise InvocationPaused(tuple(taken))
+
+
+def _state_json(state: dict[str, Any]) -> str:
+    """A run's continuation data as JSON text.  Not canonical JSON: it is stored and read back,
+    never compared across languages or digested, and it may hold values that are not Unicode
+    text (a payload the pause then refuses)."""
+    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)

@@ -14,6 +14,16 @@ An effect may carry ``"fault": "crash_before_apply" | "crash_after_apply"``: the
 executes, the process "dies" at that point (the harness drops everything volatile until
 :meth:`Harness.restart`).
 
+The harness is a thin interpreter of scripts on the embedding API
+(:class:`pausepoint.engine.embed.Engine`): a script runs as the agent function
+``pausepoint.script`` whose input is the script -- ``effect`` is ``ctx.effect``, ``interrupt``
+is ``ctx.ask_all`` (inside a real ``try / except Exception / finally`` when it has handlers),
+``gate`` is a :class:`~pausepoint.core.gate.ThresholdGate` and then ``ctx.ask`` -- each step
+numbered by its index in the script.  Everything at the run level (owning and fencing, the
+continuation of a step, answers kept, stalled runs, recovery pauses, cancel) is the engine's.
+The harness keeps the script's mapping, its report of each operation, the world the effects
+change and the simulated crash.
+
 The harness is what the conformance suite's reference adapter drives and what the stateful
 tests compare with :mod:`pausepoint.system.model`: its semantics are the model's (a run
 continues from its recorded turn; an effect journalled finished is skipped; an effect
@@ -23,7 +33,7 @@ journalled started and not finished when the run stopped opens a recovery pause 
 
 from __future__ import annotations
 
-import json
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -31,34 +41,24 @@ from typing import Any, Protocol
 
 import attrs
 import pydantic
-from pydantic_core import to_jsonable_python
 
 from pausepoint.core import lifecycle as lc
-from pausepoint.core import runs
-from pausepoint.core.canonical import canonical_json
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.gate import Decision, ThresholdGate
-from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
-from pausepoint.core.registry import RECONCILE, Interaction
+from pausepoint.core.ports import Clock, PauseRecord, RunRecord, Signer
+from pausepoint.core.registry import Interaction
 from pausepoint.core.script import Fault, Step, from_json, to_json
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.compose import Deployment, compose
-from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
+from pausepoint.engine.embed import Engine, RunContext, RunResult
+from pausepoint.engine.owned import Ownership, published
 from pausepoint.engine.run import (
-    Emit,
-    EventKind,
-    InvocationCancelled,
-    InvocationPaused,
-    PauseBinding,
     PendingInterrupt,
-    RunEvent,
-    RunIdentity,
     Runner,
-    current_run_binding,
 )
-from pausepoint.engine.service import PauseService, ResumeRequest
+from pausepoint.engine.service import PauseService
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle
@@ -108,32 +108,14 @@ class SqliteWorld:
         return int(row[0]) if row else 0
 
 
-def _state_json(state: dict[str, Any]) -> str:
-    """The harness's own continuation data as JSON text.  Not canonical JSON: it is stored and
-    read back, never compared across languages or digested, and it may hold a script's values
-    that are not Unicode text (a payload the pause then refuses)."""
-    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
-
-
 class SimulatedCrash(BaseException):
     """The process dies here (a scripted fault).  Nothing in the run may catch it."""
-
-
-Fenced = Lost
-"""This driver lost the run (:class:`pausepoint.engine.owned.Lost`)."""
-
-
-class Interrupted(BaseException):
-    """A store failed while the run executed.  That is no failure of the run: it stays running,
-    its lease released, for a restart to continue (run.store-failure.recoverable)."""
 
 
 DEFAULT_OWNER = "local"
 """The name a harness owns runs under unless given one.  A process restarting under its name
 takes back the runs it held at once; several servers on one store need distinct names."""
 DEFAULT_LEASE_MS = 30_000
-
 
 
 class Approval(pydantic.BaseModel):
@@ -166,15 +148,6 @@ class Report:
     pauses: tuple[PendingInterrupt, ...] = ()
     replayed: bool = False
     interrupt_id: str = ""
-
-
-def _answer_key(interrupt_id: str) -> str:
-    return f"{interrupt_id}#answer"
-
-
-def _awaiting_key(interrupt_id: str) -> str:
-    """Marks a consumed pause whose answer died with the process that won it (set by restart)."""
-    return f"{interrupt_id}#awaiting-answer"
 
 
 def _effect_key(pc: int, key: str) -> str:
@@ -218,7 +191,92 @@ class HarnessHooks:
     """Called with the run id each time a run is executed from its checkpoint."""
 
 
+SCRIPT_AGENT = "pausepoint.script"
+"""The agent a harness runs its scripts as (its input: the script, in JSON form)."""
+
+
+class ScriptEngine(Engine):
+    """The engine under a :class:`Harness`: it runs scripts as the agent ``pausepoint.script``
+    and reports to the harness's trace, hooks and world.  The deliberately broken variants
+    refine its seams (``_recover``, ``_belongs``, ``_doubt``, ``_recovery_index``,
+    ``_continue``, ``_drive``, ``_ask``, ``_recoverable``)."""
+
+    def __init__(self, harness: Harness, deployment: Deployment) -> None:
+        super().__init__(deployment, {SCRIPT_AGENT: harness._interpret}, clock=harness.clock,
+                         owner=harness.owner, lease_ms=harness.lease_ms, raise_errors=False)
+        self.units = harness.units
+        self.harness = harness
+        self.trace = harness.trace
+        self.runner = harness.runner
+        self.answered: PauseRecord | None = None
+
+    def _started(self, run: RunRecord, data: Any) -> None:
+        self.trace.emit("start", run=run.run_id, parent=run.parent_run_id or None,
+                        script=data, ttl=self.harness.ttl_ms)
+
+    def _stalled(self) -> list[PauseRecord]:
+        return super()._stalled() if self.harness.hooks.continue_stalled else []
+
+    def _answers_kept(self, rec: PauseRecord) -> bool:
+        return not self.harness.hooks.wait_for_answers or super()._answers_kept(rec)
+
+    def _answer_kept(self, rec: PauseRecord) -> None:
+        # the consume and its answer kept: one commit; the continuation's claim another (as
+        # the model's Continue is a step of its own), so sibling resumers see each other's
+        # answers and a death between the two leaves a stalled run a restart continues
+        self.deployment.service.commit_so_far()
+        self.answered = rec
+        if self.harness.hooks.answer_kept is not None:
+            self.harness.hooks.answer_kept(rec)
+
+    def _drive(self, owned: RunRecord) -> RunResult:
+        if self.harness.hooks.driving is not None:
+            self.harness.hooks.driving(owned.run_id)
+        return super()._drive(owned)
+
+    def _publish(self, rec: PauseRecord) -> PendingInterrupt:
+        return self.harness._publish(rec)
+
+    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
+        return self.harness.published(run_id)
+
+    def _script_step(self, state: dict[str, Any], n: int) -> dict[str, Any]:
+        script: list[dict[str, Any]] = state["input"]
+        return script[n] if n < len(script) else {}
+
+    def _checkpoint_id(self, run: RunRecord, state: dict[str, Any], step: int) -> str | None:
+        # no checkpoint named: the service binds the newest of the run's thread, or refuses
+        if self._script_step(state, step).get("checkpoint") == "none":
+            return None
+        return super()._checkpoint_id(run, state, step)
+
+    def _effect_finished(self) -> None:
+        # the effect journalled finished and the run moved past it: one commit of its own, as
+        # the model's FinishEffect is one step -- a crash before the next pause's commit then
+        # finds the step done, not in doubt (and the trace's unit in doubt holds only the ask)
+        self.deployment.service.commit_so_far()
+
+    def _turn_with_pause(self, run: RunRecord, state: dict[str, Any], step: int) -> str | None:
+        if self._script_step(state, step).get("checkpoint_write") == "fail":
+            return None  # the scripted fault: the turn is never written
+        return super()._turn_with_pause(run, state, step)
+
+    def _record_turn(self, run: RunRecord, state: dict[str, Any], step: int,
+                     rec: PauseRecord) -> PauseRecord:
+        if self._script_step(state, step).get("checkpoint_write") == "fail":
+            return rec  # the scripted fault: the turn is never written
+        return super()._record_turn(run, state, step, rec)
+
+
 class Harness:
+    engine_class: type[ScriptEngine] = ScriptEngine
+    """The engine the harness runs its scripts on (a broken variant may swap it)."""
+
+    units: bool = True
+    """The engine's :attr:`~pausepoint.engine.embed.Engine.units`: each operation one unit of
+    work, its trace events in it.  ``False`` (a broken variant's crash run): every write its
+    own commit, so a death can fall between writes a unit keeps together."""
+
     def __init__(self, *, open_bundle: Callable[[], StoreBundle], signer: Signer, clock: Clock,
                  world: World, ttl_ms: int, interactions: Sequence[Interaction],
                  durable_restart: bool, hooks: HarnessHooks | None = None,
@@ -233,12 +291,9 @@ class Harness:
         self.durable_restart = durable_restart
         self.owner = owner
         self.lease_ms = lease_ms
-        self.runner = Runner()
+        self._runner = Runner()
         self.crashed = False
         self._lock = threading.RLock()
-        self._restarted: set[str] = set()
-        """Runs this harness took over in a restart whose ``restart`` event is still to be
-        reported: with the run's next step, in that step's commit (:meth:`_restart_traced`)."""
         self.deployment = self._compose(open_bundle())
 
     @classmethod
@@ -268,8 +323,9 @@ class Harness:
     set it with :meth:`traced`."""
 
     def traced(self, sink: TraceSink) -> Harness:
-        """Report this harness's and its service's operations to ``sink``."""
+        """Report this harness's, its engine's and its service's operations to ``sink``."""
         self.trace = sink
+        self.engine.trace = sink
         self.service.trace = sink
         return self
 
@@ -280,14 +336,102 @@ class Harness:
         return deployment
 
     @property
+    def deployment(self) -> Deployment:
+        return self.engine.deployment
+
+    @deployment.setter
+    def deployment(self, deployment: Deployment) -> None:
+        self.engine = self.engine_class(self, deployment)
+
+    @property
+    def runner(self) -> Runner:
+        """The runner every invocation of a run goes through."""
+        return self._runner
+
+    @runner.setter
+    def runner(self, runner: Runner) -> None:
+        self._runner = runner
+        self.engine.runner = runner
+
+    @property
     def service(self) -> PauseService:
         return self.deployment.service
 
     @property
     def owned(self) -> Ownership:
-        """The run-level writes of this harness as a run's driver (shared with
-        :class:`pausepoint.Engine`)."""
-        return Ownership(self.service, self.owner, self.clock, self.lease_ms)
+        """The run-level writes of this harness's engine as a run's driver."""
+        return self.engine.owned
+
+    # -- the script, as an agent function --------------------------------------------------
+
+    def _interpret(self, ctx: RunContext, script: list[dict[str, Any]]) -> Any:
+        """Run ``script`` as an agent function: each step by its index, ``step=pc``."""
+        for pc, step in enumerate(script):
+            op = step.get("op")
+            if op == "end":
+                return None
+            if op == "effect":
+                key, fault = str(step["key"]), step.get("fault")
+                ctx.effect(_effect_key(pc, key),
+                           functools.partial(self._apply, ctx.run_id, pc, key, fault), step=pc)
+            elif op == "interrupt":
+                names = step.get("names") or [step.get("name")]
+                questions = [(name, step.get("payload", {})) for name in names]
+                tool_call_id = str(step.get("tool_call_id", ""))
+                if step.get("handlers"):
+                    self._ask_in_handlers(ctx, pc, step["handlers"], questions, tool_call_id)
+                else:
+                    ctx.ask_all(questions, step=pc, tool_call_id=tool_call_id)
+            elif op == "gate":  # a policy decision; only "ask a person" pauses (gate.separate)
+                verdict = ThresholdGate(float(step["allow_up_to"]), float(step["deny_over"]))(
+                    "gate", {"amount": step["amount"]})
+                if verdict.decision == Decision.ASK:
+                    ctx.ask("approve", {"amount": step["amount"], "reason": verdict.reason},
+                            step=pc)
+                if verdict.decision == Decision.DENY:  # the run ends here, done, denial kept
+                    return {"denied": {"pc": pc, "reason": verdict.reason}}
+            else:
+                raise PausepointError(ErrorCode.INVALID_TRANSITION, "lifecycle.transition.table",
+                                      f"unknown script step {step!r}")
+        return None
+
+    def _apply(self, run_id: str, pc: int, key: str, fault: object) -> None:
+        """The effect itself: the world changes -- unless the scripted fault kills the process
+        before or after, the first time the step executes."""
+        if fault == Fault.CRASH_BEFORE_APPLY.value:
+            self._fire(run_id, pc)
+        # the world has no unit: the event is written before the apply and confirmed after it
+        # (a crash in between leaves it in doubt), apart from the run's unit of work
+        self.trace.emit("apply", run=run_id)
+        self.trace.commit_so_far(lambda: self.world.apply(run_id, key))
+        if fault == Fault.CRASH_AFTER_APPLY.value:
+            self._fire(run_id, pc)
+
+    def _fire(self, run_id: str, pc: int) -> None:
+        """The scripted fault of step ``pc``: the process dies, once (the mark is durable)."""
+        mark = f"{run_id}/{pc}#fault-fired"
+        if self.service.payloads.get(mark) is None:
+            self.service.payloads.record(mark, "true")
+            self.service.commit_so_far()  # the mark survives the crash it fires
+            raise SimulatedCrash()
+
+    def _ask_in_handlers(self, ctx: RunContext, pc: int, handlers: dict[str, Any],
+                         questions: list[tuple[Any, Any]], tool_call_id: str) -> None:
+        """Ask inside user code: ``try / except Exception / finally`` around the pause point,
+        each handler applying its key to the world when it runs.  The pause signal is no
+        ``Exception``: it passes the catch-all and runs the cleanup on its way to the runner
+        (pause.signal.base-exception, pause.signal.single-catch).  The catch-all swallows an
+        ordinary error (a refused pause, say), and the run goes on."""
+        catch_all, cleanup = handlers.get("catch_all"), handlers.get("cleanup")
+        try:
+            ctx.ask_all(questions, step=pc, tool_call_id=tool_call_id)
+        except Exception:
+            if not catch_all:
+                raise
+            self.world.apply(ctx.run_id, str(catch_all))
+        finally:
+            if cleanup:
+                self.world.apply(ctx.run_id, str(cleanup))
 
     # -- operations ----------------------------------------------------------------------
 
@@ -296,72 +440,49 @@ class Harness:
             raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.restart",
                                   "the harness crashed; restart it first")
 
+    def _run(self, run_id: str, op: Callable[[], RunResult]) -> Report:
+        """An engine operation as the harness reports it; the process dies in a scripted
+        fault."""
+        try:
+            return _report(op())
+        except SimulatedCrash:
+            self.crash()
+            return Report(run_id=run_id, status="stopped", events=())
+
     def start(self, script: Sequence[Step | Mapping[str, Any]], *, run_id: str,
               parent_run_id: str | None = None, session_id: str = "session",
               scope: str = "default", thread_id: str | None = None) -> Report:
         with self._lock:
             self._alive()
-            state = {"script": [_step_json(s) for s in script], "pc": 0, "fired": [],
-                     "responses": {}}
-            with self.trace.writing("start", run=run_id, parent=parent_run_id,
-                                    script=state["script"], ttl=self.ttl_ms):
-                run = self.owned.start(RunRecord(
-                    run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
-                    session_id=session_id, thread_id=thread_id or run_id, scope=scope,
-                    status=RunStatus.RUNNING, state=_state_json(state)))
-            return self._drive(run)
+            steps = [_step_json(s) for s in script]
+            return self._run(run_id, lambda: self.engine.start(
+                SCRIPT_AGENT, steps, run_id=run_id, parent_run_id=parent_run_id,
+                session_id=session_id, scope=scope, thread_id=thread_id))
 
     def resume(self, token: object, response: object, *, session_id: str, scope: str,
                responder: str = "", run_id: str | None = None) -> Report:
         with self._lock:
             self._alive()
-            out = self.service.resume(token, response, ResumeRequest(
-                session_id=session_id, scope=scope, responder=responder, run_id=run_id))
-            rec: PauseRecord = out.record
-            if out.replayed and not self._answer_awaited(rec):
-                first = json.loads(out.result) if out.result else {}
-                return Report(run_id=rec.run_id, status=str(first.get("status", "running")),
-                              replayed=True, interrupt_id=rec.interrupt_id,
-                              events=tuple(first.get("events", ())))
-            # the consume's winner -- or, after a restart found its answer lost, a retry of the
-            # same answer (the ledger matched its digest): keep the answer for a restart
-            self.service.payloads.record(_answer_key(rec.interrupt_id), canonical_json(response))
-            if self.hooks.answer_kept is not None:
-                self.hooks.answer_kept(rec)
-            if not self._answers_kept(rec):  # another answer of this step is still awaited
-                return attrs.evolve(self._report(rec.run_id, ()), interrupt_id=rec.interrupt_id)
-            # the run receives the validated answer, not the raw input (resume.response.strict)
-            answer = response if out.replayed else to_jsonable_python(out.answer)
-            report = self._continue(rec, answer)
-            if self.crashed or report.status == RunStatus.RUNNING:
-                # the process died, or the store failed, while continuing: the invocation did
-                # not end, so there is no result to replay
-                return attrs.evolve(report, interrupt_id=rec.interrupt_id)
-            self.service.set_result(rec.interrupt_id, {
-                "status": report.status, "events": list(report.events),
-                "pauses": [p.interrupt_id for p in report.pauses]})
-            return attrs.evolve(report, interrupt_id=rec.interrupt_id)
+            self.engine.answered = None
+            try:
+                return _report(self.engine.resume(token, response, session_id=session_id,
+                                                  scope=scope, responder=responder,
+                                                  run_id=run_id))
+            except SimulatedCrash:  # the process died while continuing: nothing to replay
+                self.crash()
+                rec = self.engine.answered
+                return Report(run_id="" if rec is None else rec.run_id, status="stopped",
+                              interrupt_id="" if rec is None else rec.interrupt_id)
 
     def cancel(self, run_id: str) -> Report:
         with self._lock:
             self._alive()
-            if run_id in self.owned.cancel(run_id):
-                self.trace.emit("cancel", run=run_id)
-            return self._report(run_id, ())
+            return _report(self.engine.cancel(run_id))
 
     def reconcile(self, interrupt_id: str, resolution: str) -> Report:
         with self._lock:
             self._alive()
-            try:
-                res = lc.Resolution(resolution)
-            except ValueError:
-                raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
-                                      f"unknown resolution {resolution!r}") from None
-            with self.service.unit_of_work():  # the reconcile and its event
-                rec = self.service.reconcile(interrupt_id, res)
-                self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
-                                applied=res == lc.Resolution.APPLIED)
-            return self._report(rec.run_id, ())
+            return _report(self.engine.reconcile(interrupt_id, resolution))
 
     def expire_due(self) -> list[str]:
         with self._lock:
@@ -376,77 +497,21 @@ class Harness:
             if not self.crashed:
                 self.trace.emit("crash")
             self.crashed = True
-            self._restarted.clear()
 
     def restart(self) -> list[Report]:
-        """Start again from durable state: runs that were executing are recovered from their
-        checkpoint; an effect in doubt opens a recovery pause instead of being retried."""
+        """Start again from durable state (:meth:`pausepoint.engine.embed.Engine.restart`):
+        runs that were executing are recovered from their checkpoint, an effect in doubt
+        opening a recovery pause instead of being retried; runs stalled after a consume go
+        on with the answers kept."""
         with self._lock:
             if self.crashed:
                 self.deployment = self._compose(self._open_bundle())
                 self.crashed = False
-            reports = [self._report(run_id, ()) for run_id in self.owned.finish_cancels()]
-            for run in self._executing_runs():
-                # refused while a live owner drives it (run.ownership.lease), or lost to
-                # another restarter (run.restart.concurrent)
-                taken = self.owned.take(run, self._recover(run))
-                if taken is not None:
-                    # reported with the run's next step, in its commit: the model's Restart
-                    # resumes the run or opens its recovery pause in one step
-                    self._restarted.add(run.run_id)
-                    reports.append(self._drive(taken))
-            for rec in self._stalled_pauses():
-                if not self._answers_kept(rec):  # the winner died before keeping an answer:
-                    self._await_answers(rec)     # only its sender's retry can deliver it
-                    continue
-                answer = self.service.payloads.get(_answer_key(rec.interrupt_id))
-                reports.append(self._continue(rec, json.loads(answer) if answer else None))
-            return reports
-
-    def _step_consumed(self, rec: PauseRecord) -> list[PauseRecord]:
-        return [r for r in self.service.ledger.by_run(rec.run_id)
-                if r.claims.checkpoint_id == rec.claims.checkpoint_id
-                and r.state.phase == lc.Phase.CONSUMED]
-
-    def _answers_kept(self, rec: PauseRecord) -> bool:
-        """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
-        with an answer it does not have (resume.continuation.recorded-turn)."""
-        return not self.hooks.wait_for_answers or all(
-            self.service.payloads.get(_answer_key(r.interrupt_id)) is not None
-            for r in self._step_consumed(rec))
-
-    def _await_answers(self, rec: PauseRecord) -> None:
-        for r in self._step_consumed(rec):
-            if self.service.payloads.get(_answer_key(r.interrupt_id)) is None:
-                self.service.payloads.record(_awaiting_key(r.interrupt_id), "true")
-
-    def _answer_awaited(self, rec: PauseRecord) -> bool:
-        """A replay whose first answer was lost with its process (restart marked it): this
-        retry carries the same answer and is the only place it can come from.  Without the
-        mark a replay never continues -- the winner may still be at work."""
-        return (rec.result is None
-                and self.service.payloads.get(_awaiting_key(rec.interrupt_id)) is not None
-                and self.service.payloads.get(_answer_key(rec.interrupt_id)) is None)
-
-    def _stalled_pauses(self) -> list[PauseRecord]:
-        """Paused runs whose pauses at the current step are all consumed: the process died
-        between the consume and the continuation, so nobody continues them but a restart.
-        Several restarters may find the same run: the run table's continuation claim picks
-        one (run.restart.concurrent)."""
-        stalled: list[PauseRecord] = []
-        if not self.hooks.continue_stalled:
-            return stalled
-        for run in self._scripted(RunStatus.PAUSED):
-            pc = int(json.loads(run.state)["pc"])
-            rows = [r for r in self.service.ledger.by_run(run.run_id)
-                    if r.claims.checkpoint_id == f"{run.run_id}@{pc}"]
-            recoveries = [r for r in self.service.ledger.by_run(run.run_id)
-                          if r.claims.checkpoint_id.startswith(f"{run.run_id}@{pc}/recover/")]
-            if recoveries:
-                rows = recoveries[-1:]
-            if rows and all(r.state.phase == lc.Phase.CONSUMED for r in rows):
-                stalled.append(rows[-1])
-        return stalled
+            try:
+                return [_report(r) for r in self.engine.restart()]
+            except SimulatedCrash:
+                self.crash()
+                return [Report(run_id="", status="stopped")]
 
     # -- observation ---------------------------------------------------------------------
 
@@ -477,352 +542,14 @@ class Harness:
         return tuple(self._publish(r) for r in self.service.ledger.by_run(run_id)
                      if r.state.phase in lc.LIVE)
 
-    # -- internals -----------------------------------------------------------------------
-
-    def _scripted(self, status: RunStatus) -> list[RunRecord]:
-        """This harness's runs in ``status`` (a store may also hold runs of an
-        :class:`~pausepoint.engine.embed.Engine`, which this harness does not drive)."""
-        return [r for r in self.service.runs.with_status(status) if "script" in json.loads(r.state)]
-
-    def _executing_runs(self) -> Sequence[RunRecord]:
-        return self._scripted(RunStatus.RUNNING)
-
     def _publish(self, rec: PauseRecord) -> PendingInterrupt:
         token = None
         if self.hooks.remint:
             token, _kid = self.signer.mint(attrs.evolve(rec.claims, issued_at=self.clock.now()))
         return published(rec, token)
 
-    def _report(self, run_id: str, events: Sequence[RunEvent]) -> Report:
-        return Report(run_id=run_id, status=self.run_status(run_id),
-                      events=tuple(e.kind.value for e in events),
-                      pauses=self.published(run_id))
 
-    def _load(self, run_id: str) -> tuple[RunRecord, dict[str, Any]]:
-        run = self.service.runs.get(run_id)
-        if run is None:
-            raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.states",
-                                  f"no run {run_id!r}")
-        state: dict[str, Any] = json.loads(run.state)
-        return run, state
-
-    def _save(self, run: RunRecord, state: dict[str, Any], status: RunStatus) -> RunRecord:
-        """Write the run's progress under the epoch it was read with: a conditional write
-        that a driver who lost the run cannot make (run.ownership.fencing)."""
-        events: dict[RunStatus, runs.Event] = {
-            RunStatus.RUNNING: self.owned.progress(run.epoch),
-            RunStatus.PAUSED: runs.Suspend(run.epoch), RunStatus.DONE: runs.Finish(run.epoch),
-            RunStatus.ERROR: runs.Fail(run.epoch)}
-        new = self.owned.write(run, events[status], _state_json(state))
-        if new is None:
-            self._lost(run.run_id)
-        assert new is not None
-        return new
-
-    def _lost(self, run_id: str) -> None:
-        """This driver no longer owns the run: cancelled, or taken over."""
-        self.owned.lost(run_id)
-
-    def _continue(self, rec: PauseRecord, response: object) -> Report:
-        """Continue the run of a consumed pause from its recorded turn."""
-        run, state = self._load(rec.run_id)
-        pc = int(state["pc"])
-        if isinstance(runs.step(run.run_state, self.owned.continuation(
-                self._belongs(rec, run.run_id, pc))), runs.Refusal):
-            return self._report(rec.run_id, ())  # not paused, or a step the run has left
-        if rec.claims.name != RECONCILE.name:
-            siblings = [r for r in self.service.ledger.by_run(rec.run_id)
-                        if r.claims.checkpoint_id == rec.claims.checkpoint_id
-                        and r.claims.name != RECONCILE.name]
-            if not all(r.state.phase == lc.Phase.CONSUMED for r in siblings):
-                return self._report(rec.run_id, ())  # others still wait (multi.independent)
-            state["pc"] = pc + 1
-        for r in self.service.ledger.by_run(rec.run_id):  # the answers, delivered
-            if r.claims.checkpoint_id == rec.claims.checkpoint_id:
-                answer = self.service.payloads.get(_answer_key(r.interrupt_id))
-                state["responses"][r.interrupt_id] = json.loads(answer) if answer else None
-        state["responses"][rec.interrupt_id] = response
-        return self._claim(run, state)
-
-    def _belongs(self, rec: PauseRecord, run_id: str, pc: int) -> bool:
-        """The pause ``rec`` was taken at step ``pc`` (run.continuation.belongs-to-step)."""
-        return rec.interrupt_id.startswith(f"{run_id}/{pc}/")
-
-    def _recover(self, run: RunRecord) -> runs.Recover:
-        """The restart's take-over event for ``run`` (run.ownership.lease)."""
-        return self.owned.recover()
-
-    def _claim(self, run: RunRecord, state: dict[str, Any]) -> Report:
-        """Take over the paused ``run`` for a continuation with continuation data ``state``
-        and drive it (for variants that decide the continuation themselves)."""
-        with self.service.unit_of_work():  # the claim and its event
-            claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
-            if claimed is not None:
-                self.trace.emit("continue", run=run.run_id)
-        if claimed is None:
-            return self._report(run.run_id, ())  # another resume continues it: one winner
-        return self._drive(claimed)
-
-    def _drive(self, owned: RunRecord) -> Report:
-        """Execute the run this harness owns (under ``owned.epoch``) from its checkpoint until
-        it pauses, ends, is cancelled -- or this harness loses it."""
-        run_id = owned.run_id
-        if self.hooks.driving is not None:
-            self.hooks.driving(run_id)
-        identity = RunIdentity(run_id, owned.root_run_id)
-        try:
-            events = self.runner.invoke(identity, lambda emit: self._execute(owned, emit))
-        except SimulatedCrash:
-            self.crash()
-            return Report(run_id=run_id, status="stopped", events=())
-        except Fenced:
-            return self._report(run_id, ())
-        except Interrupted:
-            return self._release(owned)
-        if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
-            failed, state = self._load(run_id)
-            if failed.status == RunStatus.RUNNING and failed.epoch == owned.epoch:
-                try:
-                    self._save(failed, state, RunStatus.ERROR)
-                except (Fenced, InvocationCancelled):
-                    pass  # lost meanwhile: its new owner decides
-        return self._report(run_id, events)
-
-    def _release(self, owned: RunRecord) -> Report:
-        """The store failed under the run: let it go, still running, for a restart."""
-        try:
-            run = self.service.runs.get(owned.run_id)
-            if run is not None:
-                self.owned.write(run, runs.Release(owned.epoch))
-            return self._report(owned.run_id, ())
-        except PausepointError:  # still failing: the lease runs out by itself
-            return Report(run_id=owned.run_id, status="stopped", events=())
-
-    def _execute(self, owned: RunRecord, emit: Emit) -> None:
-        try:
-            self._body(owned, emit)
-        except PausepointError as exc:
-            if exc.code == ErrorCode.STORE_UNAVAILABLE:
-                raise Interrupted() from exc
-            raise
-
-    def _body(self, owned: RunRecord, emit: Emit) -> None:
-        svc = self.service
-        run_id = owned.run_id
-        while True:
-            run, state = self._load(run_id)
-            if run.status in runs.CANCELLED_OR_CANCELLING:
-                raise InvocationCancelled()
-            if run.epoch != owned.epoch or run.status != RunStatus.RUNNING:
-                raise Fenced()
-            script: list[dict[str, Any]] = state["script"]
-            pc = int(state["pc"])
-            step = script[pc] if pc < len(script) else {"op": "end"}
-            op = step.get("op")
-            if op == "end":
-                with svc.unit_of_work():  # each write and its event: one unit (tracing)
-                    self._save(run, state, RunStatus.DONE)
-                    self._restart_traced(run_id)
-                    self.trace.emit("execute", run=run_id)
-                return
-            if op == "effect":
-                key = str(step["key"])
-                jkey = _effect_key(pc, key)
-                status = svc.effects.status(run_id, jkey)
-                if status in (EffectStatus.FINISHED, EffectStatus.COMPENSATED):
-                    state["pc"] = pc + 1  # done before: never run again (effect.at-most-once)
-                    with svc.unit_of_work():
-                        self._save(run, state, RunStatus.RUNNING)
-                        self._restart_traced(run_id)
-                        self.trace.emit("execute", run=run_id)
-                    continue
-                if status == EffectStatus.STARTED:
-                    self._open_recovery(run, state, pc, key)  # raises InvocationPaused
-                    continue  # the entry changed meanwhile: look again
-                emit(RunEvent(EventKind.TOOL_CALL, {"effect": key}))
-                with svc.unit_of_work():
-                    if not self.owned.begin_effect(run, jkey):
-                        self._lost(run_id)  # a new epoch (cancel, take-over): never apply
-                    self._restart_traced(run_id)
-                    self.trace.emit("execute", run=run_id)
-
-                fault = step.get("fault")
-                if fault == Fault.CRASH_BEFORE_APPLY.value and pc not in state["fired"]:
-                    self._fire(run, state, pc)
-                with self.trace.writing("apply", run=run_id):  # the world has no unit
-                    self.world.apply(run_id, key)
-                if fault == Fault.CRASH_AFTER_APPLY.value and pc not in state["fired"]:
-                    self._fire(run, state, pc)
-                # journalled finished and moved past in one commit: a crash between the two
-                # would leave a finished entry at the run's step (the model's FinishEffect
-                # is one step)
-                with svc.unit_of_work():
-                    svc.effects.finish(run_id, jkey, run.epoch)
-                    state["pc"] = pc + 1
-                    self._save(run, state, RunStatus.RUNNING)
-                    self.trace.emit("finish", run=run_id)
-                emit(RunEvent(EventKind.TOOL_RESULT, {"effect": key}))
-                continue
-            if op == "interrupt":
-                if step.get("handlers"):
-                    self._ask_in_handlers(run, state, pc, step)  # returns only if swallowed
-                    state["pc"] = pc + 1  # the user's catch-all swallowed an error: go on
-                    self._save(run, state, RunStatus.RUNNING)
-                    continue
-                self._ask(run, state, pc, step)
-            if op == "gate":  # a policy decision; only "ask a person" pauses (gate.separate)
-                verdict = ThresholdGate(float(step["allow_up_to"]), float(step["deny_over"]))(
-                    "gate", {"amount": step["amount"]})
-                if verdict.decision == Decision.ASK:
-                    self._ask(run, state, pc, {"name": "approve", "payload": {
-                        "amount": step["amount"], "reason": verdict.reason}})
-                if verdict.decision == Decision.DENY:  # the run ends here, done, denial kept
-                    state["denied"] = {"pc": pc, "reason": verdict.reason}
-                    self._save(run, state, RunStatus.DONE)
-                    return
-                state["pc"] = pc + 1
-                self._save(run, state, RunStatus.RUNNING)
-                continue
-            raise PausepointError(ErrorCode.INVALID_TRANSITION, "lifecycle.transition.table",
-                                  f"unknown script step {step!r}")
-
-    def _fire(self, run: RunRecord, state: dict[str, Any], pc: int) -> None:
-        state["fired"] = sorted(set(state["fired"]) | {pc})
-        self._save(run, state, RunStatus.RUNNING)
-        raise SimulatedCrash()
-
-    def _binding(self, run: RunRecord) -> PauseBinding:
-        return current_run_binding(session_id=run.session_id, thread_id=run.thread_id,
-                                   scope=run.scope, parent_run_id=run.parent_run_id)
-
-    def _ask(self, run: RunRecord, state: dict[str, Any], pc: int,
-             step: dict[str, Any]) -> None:
-        svc = self.service
-        names = step.get("names") or [step.get("name")]
-        payloads = [step.get("payload", {})] * len(names)
-        binding = self._binding(run)
-        # no checkpoint named: the service binds the newest of the run's thread, or refuses
-        checkpoint_id = None if step.get("checkpoint") == "none" else f"{run.run_id}@{pc}"
-        turn = canonical_json({"run_id": run.run_id, "pc": pc})
-        if len(names) > 1:  # all or nothing: every question is checked before any is taken
-            for name, payload in zip(names, payloads, strict=True):
-                svc.check_pause(binding=binding, name=name, payload=payload,
-                                tool_call_id=str(step.get("tool_call_id", "")),
-                                checkpoint_id=checkpoint_id)
-        published: list[PendingInterrupt] = []
-        try:
-            # the pauses, their turns and the run suspended: one commit, so a restart finds
-            # the step asked or not asked (the model's Execute of an ask is one step)
-            with svc.unit_of_work():
-                self._restart_traced(run.run_id)
-                self.trace.emit("execute", run=run.run_id,
-                                pauses=[f"{run.run_id}/{pc}/{j}" for j in range(len(names))])
-                for j, (name, payload) in enumerate(zip(names, payloads, strict=True)):
-                    rec = self._pause_owned(run, name=name, payload=payload,
-                                            interrupt_id=f"{run.run_id}/{pc}/{j}",
-                                            tool_call_id=str(step.get("tool_call_id", "")),
-                                            checkpoint_id=checkpoint_id)
-                    if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded \
-                            and step.get("checkpoint_write") != "fail":
-                        try:
-                            rec = svc.record_turn(rec.interrupt_id, turn)
-                            self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
-                        except PausepointError:
-                            self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id,
-                                            failed=True)
-                            rec = svc.ledger.get(rec.interrupt_id) or rec
-                    published.append(self._publish(rec))
-                self._save(run, state, RunStatus.PAUSED)
-        except InvocationCancelled:  # cancelled while asking: these pauses go with the run
-            for p in published:
-                self._cancel_quietly(p.interrupt_id)
-            raise
-        raise InvocationPaused(tuple(published))
-
-    def _pause_owned(self, run: RunRecord, **pause: Any) -> PauseRecord:
-        """:meth:`pausepoint.engine.owned.Ownership.pause`, this harness losing the run when
-        it is refused."""
-        try:
-            return self.owned.pause(run, self._binding(run), **pause)
-        except PausepointError as exc:
-            if fencing_refused(exc):
-                self._lost(run.run_id)
-            raise
-
-    def _cancel_quietly(self, interrupt_id: str) -> None:
-        try:
-            self.service.cancel_pause(interrupt_id)
-        except PausepointError:
-            pass  # decided otherwise already
-
-    def _ask_in_handlers(self, run: RunRecord, state: dict[str, Any], pc: int,
-                         step: dict[str, Any]) -> None:
-        """Ask inside user code: ``try / except Exception / finally`` around the pause point,
-        each handler applying its key once to the world when it runs.  The pause signal is no
-        ``Exception``: it passes the catch-all and runs the cleanup on its way to the runner
-        (pause.signal.base-exception, pause.signal.single-catch).  Returns only when the
-        catch-all swallowed an ordinary error (a refused pause, say)."""
-        handlers: dict[str, Any] = step["handlers"]
-        catch_all, cleanup = handlers.get("catch_all"), handlers.get("cleanup")
-        try:
-            self._ask(run, state, pc, step)
-        except Exception:
-            if not catch_all:
-                raise
-            self.world.apply(run.run_id, str(catch_all))
-        finally:
-            if cleanup:
-                self.world.apply(run.run_id, str(cleanup))
-
-    def _in_doubt(self, run: RunRecord, jkey: str) -> bool:
-        """The entry ``jkey`` journalled started is in doubt for this driver: an earlier epoch
-        started it and stopped.  Started under a later epoch, it is a new owner's effect in
-        flight: this driver lost the run and stops (run.ownership.fencing).  False when the
-        entry is no longer started (finished or settled meanwhile)."""
-        doubt = self.owned.doubt(run, jkey)
-        if doubt == Doubt.FENCED:
-            self._lost(run.run_id)
-        return doubt == Doubt.IN_DOUBT
-
-    def _recovery_index(self, run_id: str, pc: int) -> int:
-        """The number of the recovery pause to open at step ``pc``: a recovery pause of this
-        step still live was opened by a driver that stopped before it finished, so finish that
-        one rather than open a second (run.restart.concurrent); else the next number."""
-        recoveries = [r for r in self.service.ledger.by_run(run_id)
-                      if r.claims.name == RECONCILE.name]
-        orphans = [r for r in recoveries if r.state.phase in lc.LIVE
-                   and r.interrupt_id.startswith(f"{run_id}/{pc}/recover/")]
-        return int(orphans[-1].interrupt_id.rsplit("/", 1)[1]) if orphans else len(recoveries)
-
-    def _open_recovery(self, run: RunRecord, state: dict[str, Any], pc: int, key: str) -> None:
-        """An effect journalled started and not finished: its outcome is unknown.  Open a
-        recovery pause in unknown_outcome; never retry (effect.unknown-outcome)."""
-        if not self._in_doubt(run, _effect_key(pc, key)):
-            return
-        n = self._recovery_index(run.run_id, pc)
-        # the recovery pause, opened in unknown_outcome with its turn, and the run suspended:
-        # one commit (the model's Restart opens it in one step)
-        with self.service.unit_of_work():
-            self._restart_traced(run.run_id)
-            try:
-                rec = self.owned.open_recovery(
-                    run, self._binding(run), interrupt_id=f"{run.run_id}/{pc}/recover/{n}",
-                    checkpoint_id=f"{run.run_id}@{pc}/recover/{n}",
-                    payload={"run_id": run.run_id, "effect": _effect_key(pc, key)},
-                    turn=canonical_json({"run_id": run.run_id, "pc": pc}),
-                    opened=lambda r: self.trace.emit("recover", run=run.run_id,
-                                                     pause=r.interrupt_id))
-            except PausepointError as exc:
-                if fencing_refused(exc):
-                    self._lost(run.run_id)
-                raise
-            self._save(run, state, RunStatus.PAUSED)
-        raise InvocationPaused((self._publish(rec),))
-
-    def _restart_traced(self, run_id: str) -> None:
-        """Report the restart that took ``run_id`` over, inside the unit of its first step:
-        a take-over alone changes nothing the model sees, and one killed before its run's next
-        step is taken again by the next restart."""
-        if run_id in self._restarted:
-            self._restarted.discard(run_id)
-            self.trace.emit("restart", run=run_id)
+def _report(result: RunResult) -> Report:
+    return Report(run_id=result.run_id, status=str(result.status.value), events=result.events,
+                  pauses=result.pauses, replayed=result.replayed,
+                  interrupt_id=result.interrupt_id)

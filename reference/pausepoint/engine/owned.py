@@ -158,6 +158,19 @@ class Ownership:
             return Doubt.SETTLED
         return Doubt.FENCED if started > run.epoch else Doubt.IN_DOUBT
 
+    def keep_result(self, run_id: str, key: str, result: object) -> None:
+        """Keep the result of the effect ``key`` (JSON; nothing is written for None) before it
+        is journalled finished: a driver that dies between the finish and its next run write
+        leaves it for the replay (:meth:`kept_result`)."""
+        if result is not None:
+            self.service.payloads.record(f"{run_id}#effect#{key}", json.dumps(result))
+
+    def kept_result(self, run_id: str, key: str) -> Any:
+        """The kept result of the effect ``key``: None if it returned None, or if an operator
+        settled it (its result is unknown)."""
+        text = self.service.payloads.get(f"{run_id}#effect#{key}")
+        return None if text is None else json.loads(text)
+
     def begin_effect(self, run: RunRecord, key: str) -> bool:
         """Journal the effect ``key`` started under the driver's epoch and a lease still live
         now (by this driver's clock), a conditional insert (run.ownership.fencing): only if it
@@ -193,6 +206,88 @@ class Ownership:
         if not rec.state.turn_recorded:
             rec = svc.record_turn(rec.interrupt_id, turn)
         return rec
+
+    def recovery_index(self, run_id: str, step: object) -> int:
+        """The number of the recovery pause to open at ``step`` (its interrupt id
+        ``{run_id}/{step}/recover/{n}``): a recovery pause of this step still live was opened
+        by a driver that stopped before it finished, so finish that one rather than open a
+        second (run.restart.concurrent); else the next number of the run."""
+        recoveries = [r for r in self.service.ledger.by_run(run_id)
+                      if r.claims.name == RECONCILE.name]
+        orphans = [r for r in recoveries if r.state.phase in lc.LIVE
+                   and r.interrupt_id.startswith(f"{run_id}/{step}/recover/")]
+        return int(orphans[-1].interrupt_id.rsplit("/", 1)[1]) if orphans else len(recoveries)
+
+    # -- answers, kept until the continuation ---------------------------------------------------
+
+    def keep_answer(self, rec: PauseRecord, answer: str) -> None:
+        """Keep the answer (JSON text) of the consumed pause ``rec`` until its run's
+        continuation has it: a restart continues a run whose resumer died after its consume
+        with this answer (resume.continuation.recorded-turn)."""
+        self.service.payloads.record(answer_key(rec.interrupt_id), answer)
+
+    def kept_answer(self, interrupt_id: str) -> Any:
+        """The kept answer of a consumed pause (None if none was kept)."""
+        text = self.service.payloads.get(answer_key(interrupt_id))
+        return None if text is None else json.loads(text)
+
+    def step_pauses(self, rec: PauseRecord) -> list[PauseRecord]:
+        """The pauses taken together with ``rec`` (the questions of its step)."""
+        return [r for r in self.service.ledger.by_run(rec.run_id)
+                if r.claims.checkpoint_id == rec.claims.checkpoint_id]
+
+    def step_answered(self, rec: PauseRecord) -> bool:
+        """Every question asked together with ``rec`` is answered: only then does the run go
+        on; the others are not disturbed meanwhile (multi.independent)."""
+        return all(r.state.phase == lc.Phase.CONSUMED for r in self.step_pauses(rec)
+                   if r.claims.name != RECONCILE.name)
+
+    def answers_kept(self, rec: PauseRecord) -> bool:
+        """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
+        with an answer it does not have (resume.continuation.recorded-turn)."""
+        return all(self.service.payloads.get(answer_key(r.interrupt_id)) is not None
+                   for r in self.step_pauses(rec) if r.state.phase == lc.Phase.CONSUMED)
+
+    def await_answers(self, rec: PauseRecord) -> None:
+        """Mark the consumed pauses of ``rec``'s step whose answer was lost: a retry of the same
+        answer (a replay of the consume) then delivers it (:meth:`answer_awaited`)."""
+        for r in self.step_pauses(rec):
+            if r.state.phase == lc.Phase.CONSUMED and \
+                    self.service.payloads.get(answer_key(r.interrupt_id)) is None:
+                self.service.payloads.record(awaiting_key(r.interrupt_id), "true")
+
+    def answer_awaited(self, rec: PauseRecord) -> bool:
+        """A replay whose first answer was lost with its process (a restart marked it): this
+        retry carries the same answer and is the only place it can come from."""
+        return (rec.result is None
+                and self.service.payloads.get(awaiting_key(rec.interrupt_id)) is not None
+                and self.service.payloads.get(answer_key(rec.interrupt_id)) is None)
+
+    def stalled(self, run_id: str, step: object) -> PauseRecord | None:
+        """The paused run ``run_id`` stalled at ``step``: every pause it waits on there (the
+        step's questions, or its latest recovery pause) is consumed -- the process died between
+        the consume and the continuation, so nobody continues it but a restart.  Several
+        restarters may find the same run: the run table's continuation claim picks one
+        (run.restart.concurrent).  The last such pause, or None."""
+        rows = list(self.service.ledger.by_run(run_id))
+        recoveries = [r for r in rows
+                      if r.claims.checkpoint_id.startswith(f"{run_id}@{step}/recover/")]
+        waiting = recoveries[-1:] or [r for r in rows
+                                      if r.claims.checkpoint_id == f"{run_id}@{step}"]
+        if waiting and all(r.state.phase == lc.Phase.CONSUMED for r in waiting):
+            return waiting[-1]
+        return None
+
+
+def answer_key(interrupt_id: str) -> str:
+    """Where the answer of a consumed pause is kept until its run's continuation."""
+    return f"{interrupt_id}#answer"
+
+
+def awaiting_key(interrupt_id: str) -> str:
+    """Marks a consumed pause whose answer died with the process that won it (set by restart):
+    only its sender's retry can deliver it."""
+    return f"{interrupt_id}#awaiting-answer"
 
 
 def fencing_refused(exc: PausepointError) -> bool:
