@@ -329,9 +329,11 @@ class Engine:
         except ValueError:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
                                   f"unknown resolution {resolution!r}") from None
-        rec = self.deployment.service.reconcile(interrupt_id, res)
-        self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
-                        applied=res == lc.Resolution.APPLIED)
+        svc = self.deployment.service
+        with svc.unit_of_work():  # the reconcile and its event: one unit (tracing)
+            rec = svc.reconcile(interrupt_id, res)
+            self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
+                            applied=res == lc.Resolution.APPLIED)
         return self._result(rec.run_id)
 
     def status(self, run_id: str) -> RunView:
