@@ -131,8 +131,16 @@ def server_aux_pids() -> list[int]:
     return pids
 
 
-def _cpu_aux(pids: list[int]) -> float:
-    return sum(_cpu_of(p) for p in pids)
+def _cpu_aux(pids: list[int]) -> dict[int, float]:
+    """CPU seconds of each of ``pids`` still alive (a process gone is left out)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    return {p: (int(f[11]) + int(f[12])) / ticks for p in pids if (f := _stat(p)) is not None}
+
+
+def _aux_delta(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU spent between two readings by the processes alive at both (one that ended or was
+    replaced meanwhile -- an autovacuum worker, say -- would otherwise count negative)."""
+    return sum(max(0.0, after[p] - before[p]) for p in before.keys() & after.keys())
 
 
 def make_service(store: Any, key_path: str, path: str) -> PauseService:
@@ -313,7 +321,7 @@ def bench(spec: StoreSpec, key_path: str, resumers: int, per: int, rounds: int,
             # which is not timed), so it is an upper bound too
             aux0 = _cpu_aux(aux)
             got = [results.get(timeout=900) for _ in range(resumers)]
-            aux_cpu = _cpu_aux(aux) - aux0
+            aux_cpu = _aux_delta(aux0, _cpu_aux(aux))
             start = min(g[1] for g in got)
             end = max(g[2] for g in got)
             lat = [x for g in got for x in g[3]]
