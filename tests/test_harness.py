@@ -339,3 +339,30 @@ def test_a_gate_pauses_only_when_it_asks(h: Harness) -> None:
     assert h.effect_count("ask", "b") == 0
     rep = h.resume(p.token, {"approved": True}, **S)
     assert rep.status == "done" and h.effect_count("ask", "b") == 1
+
+
+def test_handlers_around_a_pause_point_run_once_across_replays(kind: str, tmp_path: Path) -> None:
+    """The protocol's ``handlers`` row: the handlers run on the way out of the pause point only.
+    The harness runs scripts on the Engine, which replays the agent from the top on every
+    continuation; a replay must not apply a handler's key again -- after a pause and its answer
+    the cleanup's count is 1 and the catch-all's 0, and a catch-all that swallowed a refused
+    ask before a later pause counts 1 after that pause is answered."""
+    h = open_harness(kind, tmp_path)
+    around = {"handlers": {"catch_all": "k1", "cleanup": "k2"}}
+    paused = h.start([{"op": "interrupt", "name": "approve", "payload": {"amount": 5}, **around},
+                      {"op": "effect", "key": "pay"}], run_id="r1")
+    done = h.resume(paused.pauses[0].token, {"approved": True}, session_id="session",
+                    scope="default")
+    assert done.status == "done"
+    assert (h.effect_count("r1", "k2"), h.effect_count("r1", "k1"),
+            h.effect_count("r1", "pay")) == (1, 0, 1)
+
+    refused = {"op": "interrupt", "name": "unregistered-name", "payload": {}, **around}
+    paused = h.start([refused, {"op": "interrupt", "name": "approve", "payload": {"amount": 5}},
+                      {"op": "effect", "key": "pay"}], run_id="r2")
+    assert (h.effect_count("r2", "k1"), h.effect_count("r2", "k2")) == (1, 1)
+    done = h.resume(paused.pauses[0].token, {"approved": True}, session_id="session",
+                    scope="default")
+    assert done.status == "done"
+    assert (h.effect_count("r2", "k1"), h.effect_count("r2", "k2"),
+            h.effect_count("r2", "pay")) == (1, 1, 1)

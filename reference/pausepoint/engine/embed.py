@@ -106,6 +106,18 @@ class RunContext:
         self._next = n + 1
         return n
 
+    def passed(self, step: int) -> bool:
+        """Whether an earlier drive of this run already went through pause point ``step``: a
+        step before the one the run last paused at, or that step once every question of it
+        was answered.  Replay calls the agent again from the top, so code around a pause
+        point that must run once (a ``finally`` with an unjournalled side effect) asks this
+        first."""
+        last = int(self._state["step"])
+        if step != last:
+            return step < last
+        prefix = f"{self.run_id}/{step}/"
+        return any(i.startswith(prefix) for i in self._state["answers"])
+
     def ask(self, interaction: str, payload: Any, *, step: int | None = None,
             tool_call_id: str = "") -> Any:
         """Ask a person through the registered ``interaction``: the run pauses here, and once

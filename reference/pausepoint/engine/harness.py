@@ -421,16 +421,21 @@ class Harness:
         each handler applying its key to the world when it runs.  The pause signal is no
         ``Exception``: it passes the catch-all and runs the cleanup on its way to the runner
         (pause.signal.base-exception, pause.signal.single-catch).  The catch-all swallows an
-        ordinary error (a refused pause, say), and the run goes on."""
+        ordinary error (a refused pause, say), and the run goes on.  The handlers run on the
+        way out of the pause point only: when a replay passes a step an earlier drive already
+        went through, neither applies its key again (a resume goes on after the pause point,
+        outside the ``try``: the protocol's ``handlers`` row)."""
         catch_all, cleanup = handlers.get("catch_all"), handlers.get("cleanup")
+        again = ctx.passed(pc)
         try:
             ctx.ask_all(questions, step=pc, tool_call_id=tool_call_id)
         except Exception:
             if not catch_all:
                 raise
-            self.world.apply(ctx.run_id, str(catch_all))
+            if not again:
+                self.world.apply(ctx.run_id, str(catch_all))
         finally:
-            if cleanup:
+            if cleanup and not again:
                 self.world.apply(ctx.run_id, str(cleanup))
 
     # -- operations ----------------------------------------------------------------------

@@ -538,17 +538,14 @@ class PauseService:
                 run: RunRecord | None = self.runs.get(rid)
                 if rid == run_id and run is not None:  # refused before anything is written
                     self._cancel_step(run, event, refuse=True)
-                for rec in self.ledger.by_run(rid):
-                    if rec.state.phase not in lc.TERMINAL:
-                        try:
-                            self.cancel_pause(rec.interrupt_id)
-                        except PausepointError as exc:
-                            if exc.code is ErrorCode.STORE_UNAVAILABLE:
-                                raise
-                            # consumed or expired first: decided once
+                self._cancel_pauses(rid)
                 run = self._take_for_cancel(rid, event, refuse=rid == run_id, read=run)
                 children = [child.run_id for child in self.runs.children(rid)]
                 if run is not None:
+                    # a pause its driver opened between the pass above and the take-over (a
+                    # fenced insert that came first: PostgreSQL does not serialise the unit as
+                    # SQLite's write lock does); after the take-over the fence refuses any
+                    self._cancel_pauses(rid)
                     cancelled.append(rid)
                     if children:
                         todo.append((rid, run))
@@ -556,6 +553,17 @@ class PauseService:
                         self._end_cancel(run)
             todo.extend((child, None) for child in children)
         return cancelled
+
+    def _cancel_pauses(self, run_id: str) -> None:
+        """Cancel every pause of ``run_id`` not yet decided (one consumed or expired first
+        stays as it was decided)."""
+        for rec in self.ledger.by_run(run_id):
+            if rec.state.phase not in lc.TERMINAL:
+                try:
+                    self.cancel_pause(rec.interrupt_id)
+                except PausepointError as exc:
+                    if exc.code is ErrorCode.STORE_UNAVAILABLE:
+                        raise
 
     def _end_cancel(self, run: RunRecord) -> None:
         """The canceller ends ``run`` cancelled, under the epoch it took it with (nothing if
