@@ -17,3 +17,16 @@ class PausepointError(Exception):
         self.code = code
         self.clause: ClauseId = clause
         self.message = message
+
+
+class StoreConflict(PausepointError):
+    """``store_unavailable`` of a kind that is safe to try again: the database aborted the
+    transaction to break a conflict between concurrent ones -- PostgreSQL's deadlock victim
+    (SQLSTATE 40P01) or serialization failure (40001) -- before any of it committed, so
+    nothing of it was changed.  The unit of work it aborted may run again from its start
+    (:meth:`pausepoint.engine.service.PauseService.atomically` does, a bounded number of
+    times).  A store raises it only when nothing of the unit committed, never for a failure
+    of a commit whose outcome is unknown."""
+
+    def __init__(self, clause: ClauseId, message: str) -> None:
+        super().__init__(ErrorCode.STORE_UNAVAILABLE, clause, message)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import attrs
 from pydantic_core import to_jsonable_python
@@ -342,11 +342,12 @@ class Engine:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "effect.reconcile",
                                   f"unknown resolution {resolution!r}") from None
         svc = self.deployment.service
-        with svc.unit_of_work():  # the reconcile and its event: one unit (tracing)
+        def settle() -> PauseRecord:  # the reconcile and its event: one unit (tracing)
             rec = svc.reconcile(interrupt_id, res)
             self.trace.emit("reconcile", run=rec.run_id, pause=interrupt_id,
                             applied=res == lc.Resolution.APPLIED)
-        return self._result(rec.run_id)
+            return rec
+        return self._result(svc.atomically(settle).run_id)
 
     def status(self, run_id: str) -> RunView:
         """What a person would be told about the run (``status.distinguishes``)."""
@@ -457,21 +458,25 @@ class Engine:
         so far first (see :class:`Engine`).  A verdict the operation raises -- the agent's own
         error, after the run was ended in error; a refusal, after an expiry decided on the way
         -- is raised once the unit committed what it decided; a store failure commits
-        nothing."""
+        nothing.  A unit the store aborted to break a conflict before any of it committed (a
+        deadlock victim on PostgreSQL) runs again from the operation's start
+        (:meth:`~pausepoint.engine.service.PauseService.atomically`)."""
         if not self.units:
             return work()
-        failed: Exception | None = None
-        with self.deployment.service.unit_of_work():
+
+        def attempt() -> tuple[T, None] | tuple[None, Exception]:
             try:
-                return work()
+                return work(), None
             except PausepointError as exc:
                 if exc.code is ErrorCode.STORE_UNAVAILABLE:
                     raise
-                failed = exc
+                return None, exc
             except Exception as exc:  # the agent's own error
-                failed = exc
-        assert failed is not None
-        raise failed
+                return None, exc
+        value, failed = self.deployment.service.atomically(attempt)
+        if failed is not None:
+            raise failed
+        return cast(T, value)
 
     def _continue(self, rec: PauseRecord) -> RunResult:
         """Continue the run of the consumed pause ``rec`` with the answers kept for its step --

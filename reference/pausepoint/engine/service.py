@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import json
+import random
 import re
 import secrets
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import ClassVar, cast
+from typing import ClassVar, TypeVar, cast
 
 import attrs
 
@@ -22,7 +26,7 @@ from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
 from pausepoint.core.canonical import DIGEST_KEY_MIN, built_json, digest, keyed_digest
 from pausepoint.core.clauses import ErrorCode
-from pausepoint.core.errors import PausepointError
+from pausepoint.core.errors import PausepointError, StoreConflict
 from pausepoint.core.lifecycle import PauseState, Phase
 from pausepoint.core.ports import (
     AuditEvent,
@@ -49,6 +53,13 @@ from pausepoint.stores.base import Units
 
 MAX_CAS_ATTEMPTS = 64
 MAX_MINT_ATTEMPTS = 4
+CONFLICT_ATTEMPTS = 6
+"""How many times in all :meth:`PauseService.atomically` runs a unit of work the store aborted
+to break a conflict (a deadlock victim) before its ``store_unavailable`` is raised."""
+CONFLICT_BACKOFF_S = 0.004
+"""The first pause before a unit the store aborted runs again: a random fraction of it,
+doubling with each attempt (so that the transactions of a deadlock do not meet again)."""
+T = TypeVar("T")
 """A mint whose key was retired before its row landed is re-minted with the ring's active key
 this many times at most (token.rotation.drain)."""
 
@@ -137,6 +148,7 @@ class PauseService:
         keyed_digest(payload_key, "")  # refuses a short key now, not at the first pause
         self._payload_key = payload_key
         self._units = units
+        self._open = threading.local()  # this thread's depth of units (atomically)
 
     @contextlib.contextmanager
     def unit_of_work(self) -> Iterator[object]:
@@ -148,9 +160,39 @@ class PauseService:
         unit's: written right before its commit and confirmed right after
         (:meth:`~pausepoint.engine.tracing.TraceSink.unit`)."""
         store = contextlib.nullcontext() if self._units is None else self._units.unit_of_work()
-        with self.trace.unit() as traced, store as unit:
-            yield unit
-            traced.prepare()
+        depth = getattr(self._open, "depth", 0)
+        self._open.depth = depth + 1
+        try:
+            with self.trace.unit() as traced, store as unit:
+                yield unit
+                traced.prepare()
+        finally:
+            self._open.depth = depth
+
+    def atomically(self, work: Callable[[], T]) -> T:
+        """``work()`` in one :meth:`unit_of_work` -- run again from its start when the store
+        aborted the unit to break a conflict before any of it committed
+        (:class:`~pausepoint.core.errors.StoreConflict`: on PostgreSQL a deadlock victim or a
+        serialization failure; nothing of it changed), after a short random pause, up to
+        :data:`CONFLICT_ATTEMPTS` times in all; then that ``store_unavailable`` is raised.  A
+        unit of which a part committed (:meth:`commit_so_far`) is never run again: the store
+        reports its failure as plain ``store_unavailable``.  Inside another unit, ``work`` is
+        that unit's part, and only the outermost unit runs again; on ports without units (each
+        write its own commit) nothing runs again.  Every operation that opens a unit opens it
+        here: the one place of this rule."""
+        depth: int = getattr(self._open, "depth", 0)
+        if self._units is None or depth > 0:
+            with self.unit_of_work():
+                return work()
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                with self.unit_of_work():
+                    return work()
+            except StoreConflict:
+                if attempt == CONFLICT_ATTEMPTS:
+                    raise
+                time.sleep(random.uniform(0, CONFLICT_BACKOFF_S * 2 ** attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def commit_so_far(self) -> None:
         """Inside a unit of work, commit what it wrote so far and go on (the store's
@@ -204,7 +246,7 @@ class PauseService:
                               interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                               checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
                               fence=fence)
-        with self.unit_of_work():
+        def take_with_turn() -> PauseRecord:
             rec = self._take(binding=binding, name=name, payload=payload,
                              interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                              checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
@@ -212,6 +254,7 @@ class PauseService:
             if rec.state.phase == Phase.PAUSED and not rec.state.turn_recorded:
                 rec = self._record_turn(rec, turn)
             return rec
+        return self.atomically(take_with_turn)
 
     def _take(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str, checkpoint_id: str | None, ttl_ms: int | None,
@@ -250,10 +293,9 @@ class PauseService:
                                  state=out.state, parent_run_id=binding.parent_run_id,
                                  version=1)
             try:
-                with self.unit_of_work():  # the row and its payload commit together
-                    issued = self.ledger.issue(record, fence=fence)
-                    if issued:
-                        self.payloads.record(interrupt_id, payload_text)
+                # the row and its payload commit together
+                issued = self.atomically(functools.partial(
+                    self._issue, record, fence, payload_text))
             except PausepointError as exc:
                 # the key was retired between the mint and the issue: its drain proof did not
                 # count this row, so the row must not land; mint again with the active key
@@ -324,6 +366,13 @@ class PauseService:
                                                    and not interaction.tool)))
         return out, payload_text, checkpoint_id
 
+    def _issue(self, record: PauseRecord, fence: int | None, payload_text: str) -> bool:
+        """Issue the pause's row and record its payload (one unit of :meth:`pause`)."""
+        issued = self.ledger.issue(record, fence=fence)
+        if issued:
+            self.payloads.record(record.interrupt_id, payload_text)
+        return issued
+
     def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
         """Write the turn checkpoint; only a reported success makes the pause resumable
         (turn.resumable.earned)."""
@@ -335,16 +384,16 @@ class PauseService:
         probe = self.machine.step(record.state, lc.RecordTurn(True))
         if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
             raise _refuse(probe)
-        won = None
-        with self.unit_of_work():  # the turn and the pause's new state commit together
+
+        def write_turn() -> PauseRecord | None:  # the turn and the pause's state: one commit
             written = self.checkpoints.write(record.claims.checkpoint_id,
                                              record.claims.thread_id, turn)
             if not written:  # the unit commits nothing; the pause stays paused
                 failed = self.machine.step(record.state, lc.RecordTurn(False))
                 assert isinstance(failed, lc.Refusal)
                 raise _refuse(failed)
-            if probe.action != lc.Action.REPLAYED:
-                won = self._write(record, probe)
+            return None if probe.action == lc.Action.REPLAYED else self._write(record, probe)
+        won = self.atomically(write_turn)
         if won is not None:
             return won
         # lost a race (or nothing to change): the turn is written; decide again on the row
@@ -461,10 +510,11 @@ class PauseService:
     # -- expire, cancel, reconcile -------------------------------------------------------
 
     def expire(self, interrupt_id: str) -> PauseRecord:
-        with self.unit_of_work():  # the expiry and its event
+        def expire_traced() -> PauseRecord:  # the expiry and its event: one unit
             record = self._advance(interrupt_id, lambda _r: lc.Expire(self.clock.now()))
             self.trace.emit("expire", pause=interrupt_id, run=record.run_id)
-        return record
+            return record
+        return self.atomically(expire_traced)
 
     def expire_due(self) -> list[PauseRecord]:
         """Expire every outstanding pause whose expiry has been reached."""
@@ -530,29 +580,37 @@ class PauseService:
         while todo:
             rid, taken = todo.pop()
             if taken is not None:  # its children are done: end it
-                with self.unit_of_work():
-                    self._end_cancel(taken)
+                self.atomically(functools.partial(self._end_cancel, taken))
                 continue
             event = take if rid == run_id else child_take
-            with self.unit_of_work():
-                run: RunRecord | None = self.runs.get(rid)
-                if rid == run_id and run is not None:  # refused before anything is written
-                    self._cancel_step(run, event, refuse=True)
-                self._cancel_pauses(rid)
-                run = self._take_for_cancel(rid, event, refuse=rid == run_id, read=run)
-                children = [child.run_id for child in self.runs.children(rid)]
-                if run is not None:
-                    # a pause its driver opened between the pass above and the take-over (a
-                    # fenced insert that came first: PostgreSQL does not serialise the unit as
-                    # SQLite's write lock does); after the take-over the fence refuses any
-                    self._cancel_pauses(rid)
-                    cancelled.append(rid)
-                    if children:
-                        todo.append((rid, run))
-                    else:
-                        self._end_cancel(run)
+            run, children = self.atomically(functools.partial(
+                self._cancel_one, rid, event, refuse=rid == run_id))
+            if run is not None:
+                cancelled.append(rid)
+                if children:
+                    todo.append((rid, run))
             todo.extend((child, None) for child in children)
         return cancelled
+
+    def _cancel_one(self, run_id: str, event: runs.Cancel | runs.Recover,
+                    refuse: bool) -> tuple[RunRecord | None, list[str]]:
+        """One unit of :meth:`_cancel_tree`: ``run_id``'s pauses cancelled, the run taken over
+        (``refuse``: refused before anything is written) and -- without children -- ended;
+        the run as taken (None: none, or it ended by itself) and its children."""
+        run: RunRecord | None = self.runs.get(run_id)
+        if refuse and run is not None:  # refused before anything is written
+            self._cancel_step(run, event, refuse=True)
+        self._cancel_pauses(run_id)
+        run = self._take_for_cancel(run_id, event, refuse=refuse, read=run)
+        children = [child.run_id for child in self.runs.children(run_id)]
+        if run is not None:
+            # a pause its driver opened between the pass above and the take-over (a fenced
+            # insert that came first: PostgreSQL does not serialise the unit as SQLite's
+            # write lock does); after the take-over the fence refuses any
+            self._cancel_pauses(run_id)
+            if not children:
+                self._end_cancel(run)
+        return run, children
 
     def _cancel_pauses(self, run_id: str) -> None:
         """Cancel every pause of ``run_id`` not yet decided (one consumed or expired first
@@ -630,7 +688,7 @@ class PauseService:
         nothing (lifecycle.refusal.no-change).  A stop between the two writes leaves the effect
         journalled started: the continuation then opens a new recovery pause -- asks again --
         rather than guessing (effect.unknown-outcome)."""
-        with self.unit_of_work():  # on a store with units, the two writes are one commit
+        def settle() -> PauseRecord:  # on a store with units, the two writes are one commit
             won = self._advance(interrupt_id, lambda _r: lc.Reconcile(resolution))
             if won.claims.name == RECONCILE.name:
                 request = json.loads(won.payload)
@@ -639,6 +697,7 @@ class PauseService:
                           lc.Resolution.COMPENSATED: EffectStatus.COMPENSATED}[resolution]
                 self.effects.settle(request["run_id"], request["effect"], status)
             return won
+        return self.atomically(settle)
 
     # -- keys ----------------------------------------------------------------------------
 

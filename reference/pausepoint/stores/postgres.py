@@ -17,6 +17,7 @@ import re
 from typing import Final
 
 import psycopg
+import psycopg.errors
 
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
@@ -45,6 +46,9 @@ POSTGRES: Dialect = Dialect(
     # Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalogue; queue the creators.
     schema_lock="SELECT pg_advisory_xact_lock(7061757365)",
     errors=(psycopg.Error,),
+    # a deadlock victim (40P01), a serialization failure (40001): the server aborted the
+    # transaction and nothing of it was committed -- the unit may run again
+    conflicts=(psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure),
     row_lock=" FOR SHARE",
     lock_share=" FOR SHARE",
     lock_update=" FOR UPDATE",

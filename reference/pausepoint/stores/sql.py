@@ -42,7 +42,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from pausepoint.core.clauses import ErrorCode
-from pausepoint.core.errors import PausepointError
+from pausepoint.core.errors import PausepointError, StoreConflict
 from pausepoint.core.lifecycle import OUTSTANDING, PauseState, Phase
 from pausepoint.core.ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
 from pausepoint.core.runs import CANCELLED_OR_CANCELLING
@@ -79,6 +79,11 @@ class Dialect:
     """Statement run first in the schema transaction so concurrent creators queue up."""
     errors: tuple[type[Exception], ...]
     """The driver's exception base classes, mapped to ``store_unavailable``."""
+    conflicts: tuple[type[Exception], ...] = ()
+    """Among ``errors``, those by which the database aborted a transaction to break a
+    conflict (a deadlock victim, a serialization failure): nothing of it was committed, so the
+    unit may run again (:class:`~pausepoint.core.errors.StoreConflict`).  None on SQLite,
+    whose one writer at a time cannot deadlock."""
     row_lock: str = ""
     """Appended to a sub-``SELECT`` that a conditional insert depends on, so the row it reads
     cannot change before the insert commits (``FOR SHARE``: under READ COMMITTED the read waits
@@ -335,7 +340,18 @@ class SqlStore:
         except self.dialect.errors as exc:
             raise self._unavailable(exc) from exc
 
-    def _unavailable(self, exc: Exception, committing: bool = False) -> PausepointError:
+    def _unavailable(self, exc: Exception, committing: bool = False,
+                     conflict: bool | None = None) -> PausepointError:
+        """``store_unavailable`` for the driver error ``exc``; a :class:`StoreConflict` when
+        the database aborted the transaction to break a conflict (``conflict``: the unit's own
+        verdict, inside a unit) -- nothing of it was committed, even at a commit."""
+        if conflict is None:
+            conflict = isinstance(exc, self.dialect.conflicts)
+        if conflict:
+            return StoreConflict(
+                "durability.commit-per-change",
+                f"the {self.dialect.name} store aborted the transaction to break a conflict "
+                f"with a concurrent one ({type(exc).__name__}: {exc}); nothing was changed")
         outcome = ("the failure hit the commit itself, so the change may or may not have "
                    "been applied" if committing else "nothing was changed")
         return PausepointError(
@@ -360,13 +376,28 @@ class SqlStore:
         if getattr(local, "unit", None) is not None:
             yield
             return
-        with self.transaction(write=True) as conn:
-            local.unit, local.unit_failed, local.unit_open = conn, False, True
-            try:
-                yield
-                self._check_unit()
-            finally:
-                local.unit = None
+        committed = False
+        try:
+            with self.transaction(write=True) as conn:
+                local.unit, local.unit_failed, local.unit_open = conn, False, True
+                local.unit_conflict = local.unit_committed = False
+                try:
+                    try:
+                        yield
+                    except Exception:
+                        if local.unit_conflict:  # the conflict is the cause: say so
+                            self._check_unit()
+                        raise
+                    self._check_unit()
+                finally:
+                    committed, local.unit = local.unit_committed, None
+        except StoreConflict as exc:
+            if not committed:
+                raise
+            raise PausepointError(  # never run again: part of it is committed
+                ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+                f"the {self.dialect.name} store aborted the rest of this unit of work to break "
+                "a conflict; what it committed before stays committed") from exc
 
     def commit_so_far(self) -> None:
         """Inside a unit of work: commit its writes so far -- durably, exactly as the unit's
@@ -382,12 +413,32 @@ class SqlStore:
         try:
             conn.commit()
         except self.dialect.errors as exc:
-            local.unit_failed = True
-            raise self._unavailable(exc, committing=True) from exc
+            raise self._unit_failure(exc, committing=True) from exc
         local.unit_open = False
+        local.unit_committed = True
+
+    def _unit_failure(self, exc: Exception, committing: bool = False) -> PausepointError:
+        """Mark the unit failed by the driver error ``exc``: a conflict (the first failure
+        of the unit decides) while nothing of the unit committed yet is a
+        :class:`StoreConflict` -- the whole unit may run again -- and so is every later
+        failure of that unit; after a :meth:`commit_so_far` it is plain
+        ``store_unavailable``."""
+        local = self._local
+        if not local.unit_failed:
+            local.unit_conflict = isinstance(exc, self.dialect.conflicts)
+        local.unit_failed = True
+        return self._unavailable(exc, committing,
+                                 conflict=local.unit_conflict and not local.unit_committed)
 
     def _check_unit(self) -> None:
-        if self._local.unit_failed:
+        local = self._local
+        if local.unit_failed and local.unit_conflict and not local.unit_committed:
+            raise StoreConflict(
+                "durability.commit-per-change",
+                f"a write of this unit of work was aborted by the {self.dialect.name} store "
+                "to break a conflict with a concurrent transaction; nothing of the unit was "
+                "committed")
+        if local.unit_failed:
             raise PausepointError(
                 ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
                 f"a write of this unit of work failed on the {self.dialect.name} store; "
@@ -410,8 +461,7 @@ class SqlStore:
                     local.unit_open = True
                 yield conn
             except self.dialect.errors as exc:
-                local.unit_failed = True
-                raise self._unavailable(exc) from exc
+                raise self._unit_failure(exc) from exc
             return
         alone = single and self.dialect.statement_commits
         committing = alone  # a lone statement commits as it runs: a failure there is unknown
