@@ -53,6 +53,8 @@ from pausepoint.stores.base import Units
 
 MAX_CAS_ATTEMPTS = 64
 MAX_MINT_ATTEMPTS = 4
+"""A mint whose key was retired before its row landed is re-minted with the ring's active key
+this many times at most (token.rotation.drain)."""
 CONFLICT_ATTEMPTS = 6
 """How many times in all :meth:`PauseService.atomically` runs a unit of work the store aborted
 to break a conflict (a deadlock victim) before its ``store_unavailable`` is raised."""
@@ -60,8 +62,6 @@ CONFLICT_BACKOFF_S = 0.004
 """The first pause before a unit the store aborted runs again: a random fraction of it,
 doubling with each attempt (so that the transactions of a deadlock do not meet again)."""
 T = TypeVar("T")
-"""A mint whose key was retired before its row landed is re-minted with the ring's active key
-this many times at most (token.rotation.drain)."""
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
