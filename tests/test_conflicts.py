@@ -25,6 +25,7 @@ import attrs
 import psycopg
 import pydantic
 import pytest
+from tests.pg import pg_dsn
 
 import pausepoint.engine.service as service_module
 from pausepoint import Engine, Interaction, RunContext, RunStatus
@@ -36,7 +37,6 @@ from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import ManualClock
 from pausepoint.stores import PostgresStore, SqliteStore
 from pausepoint.stores.sql import SqlStore
-from tests.pg import pg_dsn
 
 
 class Quote(pydantic.BaseModel):
