@@ -160,3 +160,40 @@ def test_the_race_command_runs_the_run_level(tmp_path: Path,
     assert code == 0, out
     assert "2 rounds, 1 restarters, 1 resumers, 1 cancellers: " in out
     assert "0 violations" in out
+
+
+def test_the_run_race_witness_counts_only_what_its_unit_committed(tmp_path: Path) -> None:
+    """A take-over or a win noted inside a unit of work that the store then rolls back (a
+    deadlock victim, run again from its start) did not happen: the witness keeps it only once
+    the unit commits (its end, or ``commit_so_far``).  Noted at once, it made a retried
+    cancel look like one that took the run over before a legitimate effect."""
+    from pausepoint.stores.sqlite import SqliteStore
+    from pausepoint_conformance.faults.runrace import WitnessedBundle, WitnessWorld
+
+    world = WitnessWorld("w")
+    store = SqliteStore(str(tmp_path / "w.db"))
+    bundle = WitnessedBundle(store, store.ledger, store.runs, store.effects, store.payloads,
+                             store.checkpoints, world=world)
+    try:
+        with pytest.raises(RuntimeError), bundle.unit_of_work():
+            world.note("cancelled", ("rolled-back", 1))
+            with bundle.unit_of_work():  # a nested unit joins the outer one
+                world.note("consumed", "rolled-back/0/0")
+            raise RuntimeError("the store aborted the unit")
+        assert (world.cancelled, world.consumed) == ([], [])
+        with bundle.unit_of_work():
+            world.note("cancelled", ("committed", 2))
+            assert world.cancelled == []  # not before the commit
+        assert world.cancelled == [("committed", 2)]
+        with bundle.unit_of_work():
+            world.note("consumed", "early/0/0")
+            bundle.commit_so_far()
+            assert world.consumed == ["early/0/0"]
+            world.note("consumed", "late/0/0")
+            with pytest.raises(RuntimeError):
+                raise RuntimeError("inside, caught: the unit still commits")
+        assert world.consumed == ["early/0/0", "late/0/0"]
+        world.note("consumed", "outside/0/0")  # no unit: at once
+        assert world.consumed[-1] == "outside/0/0"
+    finally:
+        store.close()

@@ -35,12 +35,13 @@ conditional write and makes the journal's start an upsert (as ``tests/broken/unf
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
 import random
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.context import SpawnProcess
 from typing import Any, Final, NoReturn, cast
 
@@ -52,7 +53,7 @@ from pausepoint.core.ports import EffectStatus, Ledger, PauseRecord, RunRecord, 
 from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness, ScriptEngine
-from pausepoint.stores.base import StoreBundle
+from pausepoint.stores.base import StoreBundle, Units
 from pausepoint_conformance.faults.testbed import (
     StoreSpec,
     load_ring,
@@ -116,6 +117,43 @@ class WitnessWorld:
         self.cancelled: list[tuple[str, int]] = []  # (run, when its cancel took it over)
         self.notes: list[tuple[str, str]] = []  # (run, what happened to it here)
         self.started_ns = 0
+        self._depth = 0  # units of work open in this (single-threaded) process
+        self._pending: list[tuple[str, Any]] = []  # (list's name, note) in the open unit
+
+    def note(self, into: str, item: Any) -> None:
+        """Add ``item`` to the list ``into`` (``consumed``, ``cancelled``) once the store
+        wrote it for good: at once outside a unit of work, else when the unit commits.  A unit
+        the store rolls back -- a deadlock victim, run again from its start -- won nothing and
+        took nothing over, and a note taken inside it would be a false witness."""
+        if self._depth:
+            self._pending.append((into, item))
+        else:
+            getattr(self, into).append(item)
+
+    @contextlib.contextmanager
+    def unit(self, open_unit: Callable[[], contextlib.AbstractContextManager[object]]
+             ) -> Iterator[object]:
+        """The store's unit of work (``open_unit()``), keeping this process's notes taken
+        inside it until it commits, and dropping them if it does not."""
+        self._depth += 1
+        try:
+            with open_unit() as unit:
+                yield unit
+        except BaseException:
+            if self._depth == 1:
+                self._pending.clear()
+            raise
+        finally:
+            self._depth -= 1
+        if not self._depth:
+            self.committed()
+
+    def committed(self) -> None:
+        """What the open unit noted so far is written for good (its end, or
+        ``commit_so_far``)."""
+        for into, item in self._pending:
+            getattr(self, into).append(item)
+        self._pending.clear()
 
     def apply(self, run_id: str, key: str) -> None:
         kind = run_id.rsplit("-", 1)[1]
@@ -186,13 +224,14 @@ class WitnessLedger(_Facet):
                    result: str | None = None) -> bool:
         won = bool(self.inner.transition(interrupt_id, expected_version, new, result))
         if won and new.phase == lc.Phase.CONSUMED:
-            self.world.consumed.append(interrupt_id)
+            self.world.note("consumed", interrupt_id)
         return won
 
 
 class WitnessRuns(_Facet):
-    """The run table, noting the moment a cancel's take-over of a run (its new epoch)
-    committed: from then on no driver may start an effect of the run."""
+    """The run table, noting the moment a cancel's take-over of a run (its new epoch) was
+    written -- kept once its unit commits (:meth:`WitnessWorld.note`): from then on no driver
+    may start an effect of the run."""
 
     def __init__(self, inner: Any, world: WitnessWorld) -> None:
         super().__init__(inner)
@@ -202,7 +241,7 @@ class WitnessRuns(_Facet):
         done = bool(self.inner.replace(expected, new))
         if done and new.status == RunStatus.CANCELLING \
                 and expected.status != RunStatus.CANCELLING:
-            self.world.cancelled.append((new.run_id, time.monotonic_ns()))
+            self.world.note("cancelled", (new.run_id, time.monotonic_ns()))
         return done
 
 
@@ -247,6 +286,25 @@ class WrappedBundle:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+@attrs.define
+class WitnessedBundle(WrappedBundle):
+    """The wrapped store whose units of work tell ``world`` when they commit, so that what
+    it noted inside a unit counts only if the unit did (:meth:`WitnessWorld.note`)."""
+
+    world: WitnessWorld | None = None
+
+    def unit_of_work(self) -> contextlib.AbstractContextManager[object]:
+        units = cast(Units, self.inner)
+        if self.world is None:
+            return units.unit_of_work()
+        return self.world.unit(units.unit_of_work)
+
+    def commit_so_far(self) -> None:
+        cast(Units, self.inner).commit_so_far()
+        if self.world is not None:
+            self.world.committed()
 
     def close(self) -> None:
         self.inner.close()
@@ -318,10 +376,11 @@ def open_harness(spec: StoreSpec, key_path: str, owner: str, clock: ManualClock,
         if broken == "unfenced":
             runs_ = EpochBlindRuns(runs_)
             effects = UpsertJournal(effects, bundle.runs)
-        wrapped = EachWriteCommits if broken == "unfenced" else WrappedBundle
-        return cast(StoreBundle, wrapped(
-            bundle, WitnessLedger(jit(bundle.ledger), world), runs_, effects,
-            jit(bundle.payloads), jit(bundle.checkpoints)))
+        facets = (bundle, WitnessLedger(jit(bundle.ledger), world), runs_, effects,
+                  jit(bundle.payloads), jit(bundle.checkpoints))
+        if broken == "unfenced":
+            return cast(StoreBundle, EachWriteCommits(*facets))
+        return cast(StoreBundle, WitnessedBundle(*facets, world=world))
     cls = StepBlindHarness if broken == "step-blind" else NotingHarness
     return cls(open_bundle=open_bundle, signer=load_ring(key_path), clock=clock, world=world,
                ttl_ms=TTL_MS, interactions=DEFAULT_INTERACTIONS, durable_restart=True,
