@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
@@ -64,7 +65,7 @@ from pausepoint.engine.run import (
 from pausepoint.engine.service import ResumeRequest, RunView
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores import open_store
-from pausepoint.stores.base import StoreBundle
+from pausepoint.stores.base import StoreBundle, Units
 
 T = TypeVar("T")
 Agent = Callable[["RunContext", Any], Any]
@@ -163,6 +164,16 @@ class RunContext:
         return out
 
 
+@attrs.frozen
+class _Seen:
+    """What a resume already read and wrote of its pause's step, handed to the continuation in
+    the same unit instead of read again: the step's pauses (read once, after the answer was
+    kept) and the answers the resume kept itself (their JSON text, by interrupt id)."""
+
+    pauses: Sequence[PauseRecord]
+    kept: Mapping[str, str]
+
+
 class _StoreFailed(BaseException):
     """A store failed while the run executed: no failure of the run (run.store-failure
     .recoverable)."""
@@ -222,6 +233,8 @@ class Engine:
         """The run-level writes of this engine as a run's driver."""
         self.runner = Runner()
         """The runner each invocation of a run goes through."""
+        self._store_units = isinstance(deployment.store, Units)
+        self._saved = threading.local()
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -285,11 +298,17 @@ class Engine:
         # kept until the continuation: if this process dies before it, a restart goes on with
         # the answer -- the validated one, not the raw input (resume.response.strict)
         answer = response if out.replayed else to_jsonable_python(out.answer)
-        self.owned.keep_answer(rec, canonical_json(answer))
+        text = canonical_json(answer)
+        self.owned.keep_answer(rec, text)
         self._answer_kept(rec)
-        if not self.owned.answers_kept(rec):  # another answer of the step is still awaited
+        # the step's pauses, read once; the answer just kept stays in hand when this unit
+        # consumed the pause in its own transaction (nobody else can have kept one for it)
+        seen = _Seen(self.owned.step_pauses(rec),
+                     {rec.interrupt_id: text} if self._one_unit() and not out.replayed else {})
+        if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
+            # another answer of the step is still awaited
             return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
-        result = attrs.evolve(self._continue(rec), interrupt_id=rec.interrupt_id)
+        result = attrs.evolve(self._continue(rec, seen), interrupt_id=rec.interrupt_id)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
             svc.set_result(rec.interrupt_id, {
                 "status": result.status.value, "events": list(result.events),
@@ -478,11 +497,17 @@ class Engine:
             raise failed
         return cast(T, value)
 
-    def _continue(self, rec: PauseRecord) -> RunResult:
+    def _one_unit(self) -> bool:
+        """An operation here is one unit of work of the store: what it wrote or read is the
+        row's state until the unit's transaction commits (no one else writes it meanwhile)."""
+        return self.units and self._store_units
+
+    def _continue(self, rec: PauseRecord, seen: _Seen | None = None) -> RunResult:
         """Continue the run of the consumed pause ``rec`` with the answers kept for its step --
         once every question of the step is answered (multi.independent), only if the run is
         paused at that step (run.continuation.belongs-to-step), and only once (one winner
-        among resumers and restarters)."""
+        among resumers and restarters).  ``seen``: what the resume read and kept of the step
+        (None: read it)."""
         svc = self.deployment.service
         run = svc.runs.get(rec.run_id)
         if run is None:
@@ -491,34 +516,40 @@ class Engine:
         if isinstance(runs.step(run.run_state, self.owned.continuation(
                 self._belongs(rec, run, state))), runs.Refusal):
             return self._result(rec.run_id)  # not paused, or a step the run has left
-        if not self.owned.step_answered(rec):
+        if seen is None:
+            seen = _Seen(self.owned.step_pauses(rec), {})
+        if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
-        self._deliver(rec, run, state)
+        self._deliver(rec, run, state, seen)
         claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
 
-    def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any]) -> None:
+    def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any],
+                 seen: _Seen) -> None:
         """Hand the kept answers of ``rec``'s step to the step the run is paused at: the
         ``j``-th answer becomes the answer of the run's current ``j``-th question (a recovery
         pause's, its own).  The continuation-belongs-to-step check made these one step."""
         step, kind = rec.interrupt_id.removeprefix(f"{run.run_id}/").split("/", 1)
         if kind.startswith("recover/"):
-            state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id)
+            state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id,
+                                                                         seen.kept)
             return
-        for r in self.owned.step_pauses(rec):
+        for r in seen.pauses:
             if r.interrupt_id.startswith(f"{run.run_id}/{step}/") and \
                     "/recover/" not in r.interrupt_id:
                 j = r.interrupt_id.rsplit("/", 1)[1]
                 state["answers"][f"{run.run_id}/{state['step']}/{j}"] = \
-                    self.owned.kept_answer(r.interrupt_id)
+                    self.owned.kept_answer(r.interrupt_id, seen.kept)
 
-    def _result(self, run_id: str, output: Any = None,
-                events: Sequence[RunEvent] = ()) -> RunResult:
-        svc = self.deployment.service
-        run = svc.runs.get(run_id)
+    def _result(self, run_id: str, output: Any = None, events: Sequence[RunEvent] = (),
+                run: RunRecord | None = None) -> RunResult:
+        """Where the run ``run_id`` stands: as ``run`` says (the row as this unit last wrote
+        it), or as read."""
+        if run is None:
+            run = self.deployment.service.runs.get(run_id)
         if run is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.states",
                                   f"no run {run_id!r}")
@@ -534,6 +565,7 @@ class Engine:
         new = self.owned.write(run, event, _state_json(state))
         if new is None:
             self._lost(run.run_id)
+        self._saved.run = new
         return new
 
     def _drive(self, owned: RunRecord) -> RunResult:
@@ -543,6 +575,7 @@ class Engine:
         state: dict[str, Any] = json.loads(owned.state)
         agent = self.agents[state["agent"]]
         box: dict[str, Any] = {}
+        self._saved.run = None
 
         def body(emit: Emit) -> Any:
             ctx = RunContext(self, owned, state, emit)
@@ -574,7 +607,20 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        return self._result(run_id, state.get("output"), events)
+        return self._result(run_id, state.get("output"), events, self._in_hand(owned, events))
+
+    def _in_hand(self, owned: RunRecord, events: Sequence[RunEvent]) -> RunRecord | None:
+        """The run as the drive of ``owned`` left it -- its last write, the suspend at a pause
+        or the finish, when the drive ended with it -- if that is still the row: in one unit,
+        nothing else writes the row before the unit commits.  None: read it."""
+        saved: RunRecord | None = getattr(self._saved, "run", None)
+        self._saved.run = None
+        if (saved is None or not self._one_unit() or not events
+                or events[-1].kind not in (EventKind.PAUSED, EventKind.DONE)
+                or saved.run_id != owned.run_id or saved.epoch != owned.epoch
+                or saved.status not in (RunStatus.PAUSED, RunStatus.DONE)):
+            return None
+        return saved
 
     def _release(self, owned: RunRecord) -> RunResult:
         """The store failed under the run: let it go, still running, for a restart."""
