@@ -458,8 +458,12 @@ class Engine:
         which stays running for a restart (run.store-failure.recoverable)."""
         return isinstance(exc, PausepointError) and exc.code == ErrorCode.STORE_UNAVAILABLE
 
-    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
-        """The questions the run waits on, as published (its live pauses)."""
+    def _outstanding(self, run_id: str, asked: tuple[PendingInterrupt, ...] | None = None
+                     ) -> tuple[PendingInterrupt, ...]:
+        """The questions the run waits on, as published (its live pauses); ``asked``: what
+        the drive that just stopped knows them to be (:meth:`_asked`), not read again."""
+        if asked is not None:
+            return asked
         return tuple(self._publish(r) for r in self.deployment.service.ledger.by_run(run_id)
                      if r.state.phase in lc.LIVE)
 
@@ -545,9 +549,10 @@ class Engine:
                     self.owned.kept_answer(r.interrupt_id, seen.kept)
 
     def _result(self, run_id: str, output: Any = None, events: Sequence[RunEvent] = (),
-                run: RunRecord | None = None) -> RunResult:
+                run: RunRecord | None = None,
+                asked: tuple[PendingInterrupt, ...] | None = None) -> RunResult:
         """Where the run ``run_id`` stands: as ``run`` says (the row as this unit last wrote
-        it), or as read."""
+        it) and ``asked`` (the questions it waits on, as the drive knows them), or as read."""
         if run is None:
             run = self.deployment.service.runs.get(run_id)
         if run is None:
@@ -556,7 +561,7 @@ class Engine:
         if run.status == RunStatus.DONE and output is None:
             output = json.loads(run.state).get("output")
         return RunResult(run_id=run_id, status=run.status, output=output,
-                         pauses=self._outstanding(run_id),
+                         pauses=self._outstanding(run_id, asked),
                          events=tuple(e.kind.value for e in events))
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
@@ -607,7 +612,9 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        return self._result(run_id, state.get("output"), events, self._in_hand(owned, events))
+        run = self._in_hand(owned, events)
+        return self._result(run_id, state.get("output"), events, run,
+                            None if run is None else self._asked(run, events[-1]))
 
     def _in_hand(self, owned: RunRecord, events: Sequence[RunEvent]) -> RunRecord | None:
         """The run as the drive of ``owned`` left it -- its last write, the suspend at a pause
@@ -621,6 +628,17 @@ class Engine:
                 or saved.status not in (RunStatus.PAUSED, RunStatus.DONE)):
             return None
         return saved
+
+    def _asked(self, run: RunRecord, last: RunEvent) -> tuple[PendingInterrupt, ...] | None:
+        """The questions the run ``run`` (in hand, :meth:`_in_hand`) waits on, known without a
+        read: none once it is done; at a run's first pause (the drive of its start, epoch 1),
+        those it just asked -- the only pauses of a run created in this unit, since every
+        pause of a run is fenced by an epoch it held.  None: read them."""
+        if run.status == RunStatus.DONE:
+            return ()
+        if run.epoch == 1 and last.kind == EventKind.PAUSED and isinstance(last.data, tuple):
+            return last.data
+        return None
 
     def _release(self, owned: RunRecord) -> RunResult:
         """The store failed under the run: let it go, still running, for a restart."""

@@ -25,7 +25,7 @@ from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
-from pausepoint.core.ports import Clock, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.ports import Clock, PauseRecord, RunRecord
 from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.run import InvocationCancelled, PauseBinding, PendingInterrupt
 from pausepoint.engine.service import PauseService
@@ -89,8 +89,10 @@ class Ownership:
                 if attempt == 0:
                     continue  # an existing run's refusal comes first: read it
                 raise PausepointError(out.code, out.clause, f"run {run.run_id!r}: {out.message}")
-            created = attrs.evolve(run, root_run_id=parent.root_run_id if parent else run.run_id,
-                                   status=RunStatus.RUNNING).evolve(out.state)
+            created = attrs.evolve(
+                run, root_run_id=parent.root_run_id if parent else run.run_id,
+                status=out.state.status, epoch=out.state.epoch, owner=out.state.owner,
+                lease_until=out.state.lease_until)
             if svc.runs.create(created):  # atomic against a cancel of the parent or the root
                 return created
         raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",

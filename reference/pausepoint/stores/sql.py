@@ -179,8 +179,8 @@ def schema(dialect: Dialect) -> tuple[str, ...]:
         # child runs only: a root run (no parent, most runs) adds no entry, so its start
         # dirties no page of this index (one page fewer in the start's commit)
         f"DROP INDEX IF EXISTS {RUNS}_parent",
-        f"CREATE INDEX IF NOT EXISTS {RUNS}_child ON {RUNS} (parent_run_id) "
-        "WHERE parent_run_id <> ''",
+        (f"CREATE INDEX IF NOT EXISTS {RUNS}_child ON {RUNS} (parent_run_id) "
+         "WHERE parent_run_id <> ''"),
     )
 
 
