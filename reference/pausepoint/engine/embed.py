@@ -761,9 +761,13 @@ class Engine:
         raise InvocationPaused(tuple(taken))
 
 
+_STATE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                                  allow_nan=False)
+"""Built once: ``json.dumps`` with these options builds an encoder on every call."""
+
+
 def _state_json(state: dict[str, Any]) -> str:
     """A run's continuation data as JSON text.  Not canonical JSON: it is stored and read back,
     never compared across languages or digested, and it may hold values that are not Unicode
     text (a payload the pause then refuses)."""
-    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
+    return _STATE_ENCODER.encode(state)
