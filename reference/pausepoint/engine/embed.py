@@ -632,8 +632,9 @@ class Engine:
     def _asked(self, run: RunRecord, last: RunEvent) -> tuple[PendingInterrupt, ...] | None:
         """The questions the run ``run`` (in hand, :meth:`_in_hand`) waits on, known without a
         read: none once it is done; at a run's first pause (the drive of its start, epoch 1),
-        those it just asked -- the only pauses of a run created in this unit, since every
-        pause of a run is fenced by an epoch it held.  None: read them."""
+        those it just asked -- a run created in this unit has no other: every pause the
+        engine takes for a run is fenced by an epoch the run held, and no earlier drive held
+        one.  None: read them."""
         if run.status == RunStatus.DONE:
             return ()
         if run.epoch == 1 and last.kind == EventKind.PAUSED and isinstance(last.data, tuple):
