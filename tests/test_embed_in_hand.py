@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from pausepoint import Engine, Interaction, RunContext, RunResult
@@ -123,16 +124,15 @@ def _results_now(engine: Engine) -> list[tuple[RunResult, RunResult]]:
 class ForgetsTheSecondStep(Engine):
     """Broken: any paused drive is taken to wait on nothing."""
 
-    def _asked(self, run: Any, last: Any) -> Any:
+    def _asked(self, owned: Any, run: Any, events: Any) -> Any:
         return ()
 
 
 class StaleRun(Engine):
-    """Broken: the run in hand is the one the drive started from, not its last write."""
+    """Broken: a drive's result tells the status the run had when the drive began."""
 
-    def _in_hand(self, owned: Any, events: Any) -> Any:
-        super()._in_hand(owned, events)
-        return owned
+    def _drive(self, owned: Any) -> Any:
+        return attrs.evolve(super()._drive(owned), status=owned.status)
 
 
 @pytest.mark.parametrize("broken", [ForgetsTheSecondStep, StaleRun])

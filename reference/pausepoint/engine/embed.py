@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
@@ -234,7 +233,6 @@ class Engine:
         self.runner = Runner()
         """The runner each invocation of a run goes through."""
         self._store_units = isinstance(deployment.store, Units)
-        self._saved = threading.local()
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -570,7 +568,6 @@ class Engine:
         new = self.owned.write(run, event, _state_json(state))
         if new is None:
             self._lost(run.run_id)
-        self._saved.run = new
         return new
 
     def _drive(self, owned: RunRecord) -> RunResult:
@@ -580,7 +577,6 @@ class Engine:
         state: dict[str, Any] = json.loads(owned.state)
         agent = self.agents[state["agent"]]
         box: dict[str, Any] = {}
-        self._saved.run = None
 
         def body(emit: Emit) -> Any:
             ctx = RunContext(self, owned, state, emit)
@@ -612,32 +608,26 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        run = self._in_hand(owned, events)
+        run = self.deployment.service.runs.get(run_id)
         return self._result(run_id, state.get("output"), events, run,
-                            None if run is None else self._asked(run, events[-1]))
+                            self._asked(owned, run, events))
 
-    def _in_hand(self, owned: RunRecord, events: Sequence[RunEvent]) -> RunRecord | None:
-        """The run as the drive of ``owned`` left it -- its last write, the suspend at a pause
-        or the finish, when the drive ended with it -- if that is still the row: in one unit,
-        nothing else writes the row before the unit commits.  None: read it."""
-        saved: RunRecord | None = getattr(self._saved, "run", None)
-        self._saved.run = None
-        if (saved is None or not self._one_unit() or not events
-                or events[-1].kind not in (EventKind.PAUSED, EventKind.DONE)
-                or saved.run_id != owned.run_id or saved.epoch != owned.epoch
-                or saved.status not in (RunStatus.PAUSED, RunStatus.DONE)):
+    def _asked(self, owned: RunRecord, run: RunRecord | None,
+               events: Sequence[RunEvent]) -> tuple[PendingInterrupt, ...] | None:
+        """The questions the run waits on once the drive of ``owned`` stopped, known without a
+        read of its pauses -- when ``run``, as read right after the drive in the same unit,
+        is as the drive's last write left it (one unit: no one else writes the row before
+        it commits): none once the drive finished it; at a run's first pause (the drive of
+        its start, epoch 1), those it just asked -- a run created in this unit has no other:
+        every pause the engine takes for a run is fenced by an epoch the run held, and no
+        earlier drive held one.  None: read them."""
+        if run is None or not events or not self._one_unit() or run.epoch != owned.epoch:
             return None
-        return saved
-
-    def _asked(self, run: RunRecord, last: RunEvent) -> tuple[PendingInterrupt, ...] | None:
-        """The questions the run ``run`` (in hand, :meth:`_in_hand`) waits on, known without a
-        read: none once it is done; at a run's first pause (the drive of its start, epoch 1),
-        those it just asked -- a run created in this unit has no other: every pause the
-        engine takes for a run is fenced by an epoch the run held, and no earlier drive held
-        one.  None: read them."""
-        if run.status == RunStatus.DONE:
+        last = events[-1]
+        if run.status == RunStatus.DONE and last.kind == EventKind.DONE:
             return ()
-        if run.epoch == 1 and last.kind == EventKind.PAUSED and isinstance(last.data, tuple):
+        if (run.status == RunStatus.PAUSED and run.epoch == 1 and last.kind == EventKind.PAUSED
+                and isinstance(last.data, tuple)):
             return last.data
         return None
 

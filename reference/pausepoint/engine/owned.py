@@ -77,9 +77,11 @@ class Ownership:
         (run.child.cancelling-parent): decided on what was read, and again if the store's
         atomic create then refused."""
         svc = self.service
-        for attempt in range(3):
-            # first as if no run had this id (the usual case): only a refusal or the create's
-            # conflict makes it read the run, for the table's verdict on what is there
+        # a run with no parent is first created as if no run had its id (the usual case):
+        # only a refusal or the create's conflict makes it read the run, for the table's
+        # verdict on what is there.  A child's is read first: its create share-locks its
+        # parent and root rows (PostgreSQL), which a start refused on what it read never does
+        for attempt in range(1 if run.parent_run_id else 0, 3):
             existing = None if attempt == 0 else svc.runs.get(run.run_id)
             parent, standing = svc.parent_standing(run.parent_run_id or None)
             out = runs.step(None if existing is None else existing.run_state, runs.Start(
