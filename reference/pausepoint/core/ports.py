@@ -249,9 +249,11 @@ class RunRecord:
 
     def evolve(self, new: RunState, state: str | None = None) -> RunRecord:
         """This run in the table's state ``new`` (and with continuation data ``state``)."""
-        return attrs.evolve(self, status=new.status, epoch=new.epoch, owner=new.owner,
-                            lease_until=new.lease_until,
-                            state=self.state if state is None else state)
+        return RunRecord(  # built, not attrs.evolve'd: this is on every run write's path
+            run_id=self.run_id, root_run_id=self.root_run_id, parent_run_id=self.parent_run_id,
+            session_id=self.session_id, thread_id=self.thread_id, scope=self.scope,
+            status=new.status, state=self.state if state is None else state, epoch=new.epoch,
+            owner=new.owner, lease_until=new.lease_until)
 
 
 @runtime_checkable

@@ -234,7 +234,7 @@ def _owned(s: RunState | None, e: Event) -> RunState:
 
 def _renewed(s: RunState | None, e: Event) -> RunState:
     assert s is not None and isinstance(e, Progress)
-    return attrs.evolve(s, lease_until=e.now + e.lease_ms)
+    return RunState(s.status, s.epoch, s.owner, e.now + e.lease_ms)
 
 
 def _released(s: RunState | None, e: Event) -> RunState:
@@ -315,7 +315,8 @@ def step(state: RunState | None, event: Event) -> StepOutcome:
     if row.update is None:  # nothing to do: already so
         assert state is not None
         return Accepted(state, row.clause, changed=False)
-    return Accepted(attrs.evolve(row.update(state, event), status=row.target), row.clause)
+    new = row.update(state, event)
+    return Accepted(RunState(row.target, new.epoch, new.owner, new.lease_until), row.clause)
 
 
 def transitions() -> tuple[tuple[RunStatus | None, str, RunStatus], ...]:

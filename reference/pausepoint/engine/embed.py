@@ -64,7 +64,7 @@ from pausepoint.engine.run import (
 from pausepoint.engine.service import ResumeRequest, RunView
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores import open_store
-from pausepoint.stores.base import StoreBundle
+from pausepoint.stores.base import StoreBundle, Units
 
 T = TypeVar("T")
 Agent = Callable[["RunContext", Any], Any]
@@ -163,6 +163,16 @@ class RunContext:
         return out
 
 
+@attrs.frozen
+class _Seen:
+    """What a resume already read and wrote of its pause's step, handed to the continuation in
+    the same unit instead of read again: the step's pauses (read once, after the answer was
+    kept) and the answers the resume kept itself (their JSON text, by interrupt id)."""
+
+    pauses: Sequence[PauseRecord]
+    kept: Mapping[str, str]
+
+
 class _StoreFailed(BaseException):
     """A store failed while the run executed: no failure of the run (run.store-failure
     .recoverable)."""
@@ -222,6 +232,7 @@ class Engine:
         """The run-level writes of this engine as a run's driver."""
         self.runner = Runner()
         """The runner each invocation of a run goes through."""
+        self._store_units = isinstance(deployment.store, Units)
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -285,11 +296,17 @@ class Engine:
         # kept until the continuation: if this process dies before it, a restart goes on with
         # the answer -- the validated one, not the raw input (resume.response.strict)
         answer = response if out.replayed else to_jsonable_python(out.answer)
-        self.owned.keep_answer(rec, canonical_json(answer))
+        text = canonical_json(answer)
+        self.owned.keep_answer(rec, text)
         self._answer_kept(rec)
-        if not self.owned.answers_kept(rec):  # another answer of the step is still awaited
+        # the step's pauses, read once; the answer just kept stays in hand when this unit
+        # consumed the pause in its own transaction (nobody else can have kept one for it)
+        seen = _Seen(self.owned.step_pauses(rec),
+                     {rec.interrupt_id: text} if self._one_unit() and not out.replayed else {})
+        if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
+            # another answer of the step is still awaited
             return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
-        result = attrs.evolve(self._continue(rec), interrupt_id=rec.interrupt_id)
+        result = attrs.evolve(self._continue(rec, seen), interrupt_id=rec.interrupt_id)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
             svc.set_result(rec.interrupt_id, {
                 "status": result.status.value, "events": list(result.events),
@@ -439,8 +456,12 @@ class Engine:
         which stays running for a restart (run.store-failure.recoverable)."""
         return isinstance(exc, PausepointError) and exc.code == ErrorCode.STORE_UNAVAILABLE
 
-    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
-        """The questions the run waits on, as published (its live pauses)."""
+    def _outstanding(self, run_id: str, asked: tuple[PendingInterrupt, ...] | None = None
+                     ) -> tuple[PendingInterrupt, ...]:
+        """The questions the run waits on, as published (its live pauses); ``asked``: what
+        the drive that just stopped knows them to be (:meth:`_asked`), not read again."""
+        if asked is not None:
+            return asked
         return tuple(self._publish(r) for r in self.deployment.service.ledger.by_run(run_id)
                      if r.state.phase in lc.LIVE)
 
@@ -478,11 +499,17 @@ class Engine:
             raise failed
         return cast(T, value)
 
-    def _continue(self, rec: PauseRecord) -> RunResult:
+    def _one_unit(self) -> bool:
+        """An operation here is one unit of work of the store: what it wrote or read is the
+        row's state until the unit's transaction commits (no one else writes it meanwhile)."""
+        return self.units and self._store_units
+
+    def _continue(self, rec: PauseRecord, seen: _Seen | None = None) -> RunResult:
         """Continue the run of the consumed pause ``rec`` with the answers kept for its step --
         once every question of the step is answered (multi.independent), only if the run is
         paused at that step (run.continuation.belongs-to-step), and only once (one winner
-        among resumers and restarters)."""
+        among resumers and restarters).  ``seen``: what the resume read and kept of the step
+        (None: read it)."""
         svc = self.deployment.service
         run = svc.runs.get(rec.run_id)
         if run is None:
@@ -491,41 +518,48 @@ class Engine:
         if isinstance(runs.step(run.run_state, self.owned.continuation(
                 self._belongs(rec, run, state))), runs.Refusal):
             return self._result(rec.run_id)  # not paused, or a step the run has left
-        if not self.owned.step_answered(rec):
+        if seen is None:
+            seen = _Seen(self.owned.step_pauses(rec), {})
+        if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
-        self._deliver(rec, run, state)
+        self._deliver(rec, run, state, seen)
         claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
 
-    def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any]) -> None:
+    def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any],
+                 seen: _Seen) -> None:
         """Hand the kept answers of ``rec``'s step to the step the run is paused at: the
         ``j``-th answer becomes the answer of the run's current ``j``-th question (a recovery
         pause's, its own).  The continuation-belongs-to-step check made these one step."""
         step, kind = rec.interrupt_id.removeprefix(f"{run.run_id}/").split("/", 1)
         if kind.startswith("recover/"):
-            state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id)
+            state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id,
+                                                                         seen.kept)
             return
-        for r in self.owned.step_pauses(rec):
+        for r in seen.pauses:
             if r.interrupt_id.startswith(f"{run.run_id}/{step}/") and \
                     "/recover/" not in r.interrupt_id:
                 j = r.interrupt_id.rsplit("/", 1)[1]
                 state["answers"][f"{run.run_id}/{state['step']}/{j}"] = \
-                    self.owned.kept_answer(r.interrupt_id)
+                    self.owned.kept_answer(r.interrupt_id, seen.kept)
 
-    def _result(self, run_id: str, output: Any = None,
-                events: Sequence[RunEvent] = ()) -> RunResult:
-        svc = self.deployment.service
-        run = svc.runs.get(run_id)
+    def _result(self, run_id: str, output: Any = None, events: Sequence[RunEvent] = (),
+                run: RunRecord | None = None,
+                asked: tuple[PendingInterrupt, ...] | None = None) -> RunResult:
+        """Where the run ``run_id`` stands: as ``run`` says (the row as this unit last wrote
+        it) and ``asked`` (the questions it waits on, as the drive knows them), or as read."""
+        if run is None:
+            run = self.deployment.service.runs.get(run_id)
         if run is None:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.states",
                                   f"no run {run_id!r}")
         if run.status == RunStatus.DONE and output is None:
             output = json.loads(run.state).get("output")
         return RunResult(run_id=run_id, status=run.status, output=output,
-                         pauses=self._outstanding(run_id),
+                         pauses=self._outstanding(run_id, asked),
                          events=tuple(e.kind.value for e in events))
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
@@ -574,7 +608,28 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        return self._result(run_id, state.get("output"), events)
+        run = self.deployment.service.runs.get(run_id)
+        return self._result(run_id, state.get("output"), events, run,
+                            self._asked(owned, run, events))
+
+    def _asked(self, owned: RunRecord, run: RunRecord | None,
+               events: Sequence[RunEvent]) -> tuple[PendingInterrupt, ...] | None:
+        """The questions the run waits on once the drive of ``owned`` stopped, known without a
+        read of its pauses -- when ``run``, as read right after the drive in the same unit,
+        is as the drive's last write left it (one unit: no one else writes the row before
+        it commits): none once the drive finished it; at a run's first pause (the drive of
+        its start, epoch 1), those it just asked -- a run created in this unit has no other:
+        every pause the engine takes for a run is fenced by an epoch the run held, and no
+        earlier drive held one.  None: read them."""
+        if run is None or not events or not self._one_unit() or run.epoch != owned.epoch:
+            return None
+        last = events[-1]
+        if run.status == RunStatus.DONE and last.kind == EventKind.DONE:
+            return ()
+        if (run.status == RunStatus.PAUSED and run.epoch == 1 and last.kind == EventKind.PAUSED
+                and isinstance(last.data, tuple)):
+            return last.data
+        return None
 
     def _release(self, owned: RunRecord) -> RunResult:
         """The store failed under the run: let it go, still running, for a restart."""
@@ -697,9 +752,13 @@ class Engine:
         raise InvocationPaused(tuple(taken))
 
 
+_STATE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                                  allow_nan=False)
+"""Built once: ``json.dumps`` with these options builds an encoder on every call."""
+
+
 def _state_json(state: dict[str, Any]) -> str:
     """A run's continuation data as JSON text.  Not canonical JSON: it is stored and read back,
     never compared across languages or digested, and it may hold values that are not Unicode
     text (a payload the pause then refuses)."""
-    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
+    return _STATE_ENCODER.encode(state)

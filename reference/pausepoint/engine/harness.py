@@ -237,8 +237,9 @@ class ScriptEngine(Engine):
     def _publish(self, rec: PauseRecord) -> PendingInterrupt:
         return self.harness._publish(rec)
 
-    def _outstanding(self, run_id: str) -> tuple[PendingInterrupt, ...]:
-        return self.harness.published(run_id)
+    def _outstanding(self, run_id: str, asked: tuple[PendingInterrupt, ...] | None = None
+                     ) -> tuple[PendingInterrupt, ...]:
+        return self.harness.published(run_id)  # read: a remint publishes new tokens
 
     def _script_step(self, state: dict[str, Any], n: int) -> dict[str, Any]:
         script: list[dict[str, Any]] = state["input"]

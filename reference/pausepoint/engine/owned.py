@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import attrs
@@ -25,7 +25,7 @@ from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
-from pausepoint.core.ports import Clock, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.ports import Clock, PauseRecord, RunRecord
 from pausepoint.core.registry import RECONCILE
 from pausepoint.engine.run import InvocationCancelled, PauseBinding, PendingInterrupt
 from pausepoint.engine.service import PauseService
@@ -77,16 +77,24 @@ class Ownership:
         (run.child.cancelling-parent): decided on what was read, and again if the store's
         atomic create then refused."""
         svc = self.service
-        for _ in range(2):
-            existing = svc.runs.get(run.run_id)
+        # a run with no parent is first created as if no run had its id (the usual case):
+        # only a refusal or the create's conflict makes it read the run, for the table's
+        # verdict on what is there.  A child's is read first: its create share-locks its
+        # parent and root rows (PostgreSQL), which a start refused on what it read never does
+        for attempt in range(1 if run.parent_run_id else 0, 3):
+            existing = None if attempt == 0 else svc.runs.get(run.run_id)
             parent, standing = svc.parent_standing(run.parent_run_id or None)
             out = runs.step(None if existing is None else existing.run_state, runs.Start(
                 self.owner, self.clock.now(), self.lease_ms, parent=standing,
                 parent_found=not run.parent_run_id or parent is not None))
             if isinstance(out, runs.Refusal):
+                if attempt == 0:
+                    continue  # an existing run's refusal comes first: read it
                 raise PausepointError(out.code, out.clause, f"run {run.run_id!r}: {out.message}")
-            created = attrs.evolve(run, root_run_id=parent.root_run_id if parent else run.run_id,
-                                   status=RunStatus.RUNNING).evolve(out.state)
+            created = attrs.evolve(
+                run, root_run_id=parent.root_run_id if parent else run.run_id,
+                status=out.state.status, epoch=out.state.epoch, owner=out.state.owner,
+                lease_until=out.state.lease_until)
             if svc.runs.create(created):  # atomic against a cancel of the parent or the root
                 return created
         raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
@@ -226,9 +234,12 @@ class Ownership:
         with this answer (resume.continuation.recorded-turn)."""
         self.service.payloads.record(answer_key(rec.interrupt_id), answer)
 
-    def kept_answer(self, interrupt_id: str) -> Any:
-        """The kept answer of a consumed pause (None if none was kept)."""
-        text = self.service.payloads.get(answer_key(interrupt_id))
+    def kept_answer(self, interrupt_id: str, kept: Mapping[str, str] | None = None) -> Any:
+        """The kept answer of a consumed pause (None if none was kept); ``kept``: answers this
+        operation kept itself (their text, by interrupt id), not read again."""
+        text = kept.get(interrupt_id) if kept else None
+        if text is None:
+            text = self.service.payloads.get(answer_key(interrupt_id))
         return None if text is None else json.loads(text)
 
     def step_pauses(self, rec: PauseRecord) -> list[PauseRecord]:
@@ -236,17 +247,24 @@ class Ownership:
         return [r for r in self.service.ledger.by_run(rec.run_id)
                 if r.claims.checkpoint_id == rec.claims.checkpoint_id]
 
-    def step_answered(self, rec: PauseRecord) -> bool:
+    def step_answered(self, rec: PauseRecord,
+                      pauses: Sequence[PauseRecord] | None = None) -> bool:
         """Every question asked together with ``rec`` is answered: only then does the run go
-        on; the others are not disturbed meanwhile (multi.independent)."""
-        return all(r.state.phase == lc.Phase.CONSUMED for r in self.step_pauses(rec)
+        on; the others are not disturbed meanwhile (multi.independent).  ``pauses``: the
+        step's pauses as this operation read them (:meth:`step_pauses`), not read again."""
+        return all(r.state.phase == lc.Phase.CONSUMED
+                   for r in (self.step_pauses(rec) if pauses is None else pauses)
                    if r.claims.name != RECONCILE.name)
 
-    def answers_kept(self, rec: PauseRecord) -> bool:
+    def answers_kept(self, rec: PauseRecord, pauses: Sequence[PauseRecord] | None = None,
+                     kept: Mapping[str, str] | None = None) -> bool:
         """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
-        with an answer it does not have (resume.continuation.recorded-turn)."""
-        return all(self.service.payloads.get(answer_key(r.interrupt_id)) is not None
-                   for r in self.step_pauses(rec) if r.state.phase == lc.Phase.CONSUMED)
+        with an answer it does not have (resume.continuation.recorded-turn).  ``pauses`` and
+        ``kept``: as for :meth:`step_answered` and :meth:`kept_answer`."""
+        return all((kept is not None and r.interrupt_id in kept)
+                   or self.service.payloads.get(answer_key(r.interrupt_id)) is not None
+                   for r in (self.step_pauses(rec) if pauses is None else pauses)
+                   if r.state.phase == lc.Phase.CONSUMED)
 
     def await_answers(self, rec: PauseRecord) -> None:
         """Mark the consumed pauses of ``rec``'s step whose answer was lost: a retry of the same

@@ -176,7 +176,11 @@ def schema(dialect: Dialect) -> tuple[str, ...]:
         f"CREATE INDEX IF NOT EXISTS {PAUSES}_phase ON {PAUSES} (phase, kid)",
         f"CREATE INDEX IF NOT EXISTS {CHECKPOINTS}_thread ON {CHECKPOINTS} (thread_id, seq)",
         f"CREATE INDEX IF NOT EXISTS {EFFECTS}_run ON {EFFECTS} (run_id, status)",
-        f"CREATE INDEX IF NOT EXISTS {RUNS}_parent ON {RUNS} (parent_run_id)",
+        # child runs only: a root run (no parent, most runs) adds no entry, so its start
+        # dirties no page of this index (one page fewer in the start's commit)
+        f"DROP INDEX IF EXISTS {RUNS}_parent",
+        (f"CREATE INDEX IF NOT EXISTS {RUNS}_child ON {RUNS} (parent_run_id) "
+         "WHERE parent_run_id <> ''"),
     )
 
 
@@ -742,7 +746,11 @@ class SqlRuns(_Facet):
         return row_to_run(rows[0]) if rows else None
 
     def children(self, run_id: str) -> Sequence[RunRecord]:
-        rows = self._s.read(f"{_RUN_SELECT} WHERE parent_run_id = ? ORDER BY seq", (run_id,))
+        # the second term lets the planner use the partial index of child runs (for '' no
+        # index serves: every root run would match)
+        child = "" if run_id == "" else " AND parent_run_id <> ''"
+        rows = self._s.read(f"{_RUN_SELECT} WHERE parent_run_id = ?{child} ORDER BY seq",
+                            (run_id,))
         return [row_to_run(r) for r in rows]
 
     def replace(self, expected: RunRecord, new: RunRecord) -> bool:

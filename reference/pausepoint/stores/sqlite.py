@@ -22,7 +22,10 @@ from pausepoint.stores.sql import Dialect, SqlStore
 SQLITE: Dialect = Dialect(
     name="sqlite",
     placeholder="?",
-    serial_key="INTEGER PRIMARY KEY AUTOINCREMENT",
+    # the rowid: a new row gets the largest one plus one, so rows keep their insertion order
+    # (no row is ever deleted but by ``clear``); AUTOINCREMENT would add a write of
+    # sqlite_sequence -- one more page in every commit that inserts
+    serial_key="INTEGER PRIMARY KEY",
     begin_write="BEGIN IMMEDIATE",
     schema_lock=None,  # BEGIN IMMEDIATE already serialises schema creation
     errors=(sqlite3.Error,),
