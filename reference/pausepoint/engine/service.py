@@ -45,7 +45,7 @@ from pausepoint.core.ports import (
     RunStore,
     Signer,
 )
-from pausepoint.core.registry import RECONCILE, Interaction, Registry
+from pausepoint.core.registry import RECONCILE, Interaction, Registry, Validated
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
@@ -250,7 +250,7 @@ class PauseService:
             rec = self._take(binding=binding, name=name, payload=payload,
                              interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                              checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
-                             fence=fence)
+                             fence=fence, turn=turn)
             if rec.state.phase == Phase.PAUSED and not rec.state.turn_recorded:
                 rec = self._record_turn(rec, turn)
             return rec
@@ -258,8 +258,13 @@ class PauseService:
 
     def _take(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str, checkpoint_id: str | None, ttl_ms: int | None,
-              reserved: bool, fence: int | None) -> PauseRecord:
-        """:meth:`pause` without a turn."""
+              reserved: bool, fence: int | None, turn: str | None = None) -> PauseRecord:
+        """:meth:`pause`; with ``turn`` (inside :meth:`pause`'s unit of work, on a store whose
+        unit commits nothing when it raises: ``rolls_back``), a pause it issues is written as
+        :meth:`record_turn` then leaves it -- the lifecycle's verdict on its recorded turn, one
+        version on -- in the same statement, with the turn's checkpoint (its write refused:
+        nothing of the unit is committed).  Otherwise, and for a pause it does not issue, the
+        pause is returned as issued, for :meth:`pause` to record the turn of."""
         # the name is looked up, not stored, first: anything unregistered is refused as such
         check_ids(interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                   checkpoint_id="" if checkpoint_id is None else checkpoint_id,
@@ -277,10 +282,21 @@ class PauseService:
         now = self.clock.now()
         expires_at = now + (self.ttl_ms if ttl_ms is None else ttl_ms)
         out, payload_text, checkpoint_id = self._pause_step(
-            binding, interaction, payload, tool_call_id, checkpoint_id, expires_at)
+            binding, interaction, payload, tool_call_id, checkpoint_id, expires_at, valid)
         if isinstance(out, lc.Refusal):
             raise _refuse(out)
         assert payload_text is not None and checkpoint_id is not None
+        state, version = out.state, 1
+        if turn is not None and getattr(self._units, "rolls_back", False):
+            # the turn recorded in the same write (record_turn's verdict): only where a unit
+            # that raises commits nothing, so a refused turn leaves no row behind
+            recorded = self.machine.step(state, lc.RecordTurn(True))
+            if isinstance(recorded, lc.Accepted) and recorded.action != lc.Action.REPLAYED:
+                state, version = recorded.state, 2
+            else:
+                turn = None  # record_turn decides on the row as issued
+        else:
+            turn = None
         claims = Claims(
             interrupt_id=interrupt_id, run_id=binding.run_id, root_run_id=binding.root_run_id,
             session_id=binding.session_id, thread_id=binding.thread_id,
@@ -290,12 +306,12 @@ class PauseService:
         for attempt in range(MAX_MINT_ATTEMPTS):
             token, kid = self.signer.mint(claims)
             record = PauseRecord(claims=claims, kid=kid, token=token, payload=payload_text,
-                                 state=out.state, parent_run_id=binding.parent_run_id,
-                                 version=1)
+                                 state=state, parent_run_id=binding.parent_run_id,
+                                 version=version)
             try:
-                # the row and its payload commit together
+                # the row, its payload (and, fused, its turn) commit together
                 issued = self.atomically(functools.partial(
-                    self._issue, record, fence, payload_text))
+                    self._issue, record, fence, payload_text, turn, out.state))
             except PausepointError as exc:
                 # the key was retired between the mint and the issue: its drain proof did not
                 # count this row, so the row must not land; mint again with the active key
@@ -350,10 +366,13 @@ class PauseService:
 
     def _pause_step(self, binding: PauseBinding, interaction: Interaction | None,
                     payload: object, tool_call_id: str, checkpoint_id: str | None,
-                    expires_at: int) -> tuple[lc.StepOutcome, str | None, str | None]:
+                    expires_at: int, valid: Validated | None = None,
+                    ) -> tuple[lc.StepOutcome, str | None, str | None]:
         """The lifecycle's verdict on a pause asking ``interaction`` (None: not registered),
-        with the payload's canonical text and the checkpoint it binds (when they exist)."""
-        valid = None if interaction is None else interaction.validate_payload(payload)
+        with the payload's canonical text and the checkpoint it binds (when they exist).
+        ``valid``: the payload as already validated against ``interaction``."""
+        if valid is None and interaction is not None:
+            valid = interaction.validate_payload(payload)
         payload_text = None if valid is None else valid.text
         if checkpoint_id is None:
             checkpoint_id = self.checkpoints.latest(binding.thread_id)
@@ -366,11 +385,16 @@ class PauseService:
                                                    and not interaction.tool)))
         return out, payload_text, checkpoint_id
 
-    def _issue(self, record: PauseRecord, fence: int | None, payload_text: str) -> bool:
-        """Issue the pause's row and record its payload (one unit of :meth:`pause`)."""
+    def _issue(self, record: PauseRecord, fence: int | None, payload_text: str,
+               turn: str | None = None, before: PauseState | None = None) -> bool:
+        """Issue the pause's row and record its payload (one unit of :meth:`pause`); with
+        ``turn``, write it too (the row already holds the turn's verdict over ``before``)."""
         issued = self.ledger.issue(record, fence=fence)
         if issued:
             self.payloads.record(record.interrupt_id, payload_text)
+            if turn is not None:
+                assert before is not None
+                self._write_turn(record, before, turn)
         return issued
 
     def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
@@ -386,18 +410,23 @@ class PauseService:
             raise _refuse(probe)
 
         def write_turn() -> PauseRecord | None:  # the turn and the pause's state: one commit
-            written = self.checkpoints.write(record.claims.checkpoint_id,
-                                             record.claims.thread_id, turn)
-            if not written:  # the unit commits nothing; the pause stays paused
-                failed = self.machine.step(record.state, lc.RecordTurn(False))
-                assert isinstance(failed, lc.Refusal)
-                raise _refuse(failed)
+            self._write_turn(record, record.state, turn)
             return None if probe.action == lc.Action.REPLAYED else self._write(record, probe)
         won = self.atomically(write_turn)
         if won is not None:
             return won
         # lost a race (or nothing to change): the turn is written; decide again on the row
         return self._advance(interrupt_id, lambda _r: lc.RecordTurn(True))
+
+    def _write_turn(self, record: PauseRecord, before: PauseState, turn: str) -> None:
+        """Write the turn checkpoint of ``record``; a write not reported committed is refused
+        with the lifecycle's verdict on ``before`` (the pause's state without the turn), and
+        the unit it is in commits nothing: the pause stays as it was (turn.resumable.earned)."""
+        if not self.checkpoints.write(record.claims.checkpoint_id, record.claims.thread_id,
+                                      turn):
+            failed = self.machine.step(before, lc.RecordTurn(False))
+            assert isinstance(failed, lc.Refusal)
+            raise _refuse(failed)
 
     # -- resume --------------------------------------------------------------------------
 
@@ -421,9 +450,9 @@ class PauseService:
                      interaction.authority(request.responder, claims, now))
             at_once = self._consume_in_one_write(claims, token, lc.Resume(
                 now=now, response_digest=response_digest, binding_ok=binding_ok,
-                scope_ok=scope_ok, authorized=facts[1]))
+                scope_ok=scope_ok, authorized=facts[1]), validated.value)
             if at_once is not None:
-                return attrs.evolve(at_once, answer=validated.value)
+                return at_once
         with self.trace.atomic():
             record = self.ledger.get(claims.interrupt_id)
             self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
@@ -477,8 +506,8 @@ class PauseService:
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "resume.consume.single-winner",
                               "the ledger row kept changing; nothing was consumed")
 
-    def _consume_in_one_write(self, claims: Claims, token: str,
-                              event: lc.Resume) -> ResumeOutcome | None:
+    def _consume_in_one_write(self, claims: Claims, token: str, event: lc.Resume,
+                              answer: object) -> ResumeOutcome | None:
         """The consume of a resumable pause as the ledger's one conditional write
         (:class:`~pausepoint.core.ports.ConsumingLedger`), when its own class offers it -- a
         wrapper that forwards attributes to a ledger does not pass it on, so what the wrapper
@@ -502,7 +531,7 @@ class PauseService:
                 self.trace.emit("commit", pause=claims.interrupt_id, result="consumed")
         if won is None:
             return None
-        return ResumeOutcome(record=won[0], replayed=False, turn=won[1])
+        return ResumeOutcome(record=won[0], replayed=False, turn=won[1], answer=answer)
 
     def set_result(self, interrupt_id: str, result: object) -> None:
         self.ledger.set_result(interrupt_id, built_json(result))

@@ -21,18 +21,11 @@ import psycopg.errors
 
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
-from pausepoint.core.lifecycle import PauseState
-from pausepoint.core.ports import CheckpointStore, Claims, PauseRecord
 from pausepoint.stores.sql import (
-    CHECKPOINTS,
-    CLAIM_COLUMNS,
-    PAUSE_NAMES,
-    PAUSES,
     TABLES,
+    ConsumingSqlLedger,
     Dialect,
-    SqlLedger,
     SqlStore,
-    row_to_pause,
     schema,
 )
 
@@ -63,49 +56,8 @@ _SCHEMA_OBJECTS: Final[tuple[str, ...]] = tuple(
 """Every table and index :func:`~pausepoint.stores.sql.schema` creates, by name."""
 
 
-class PostgresLedger(SqlLedger):
-    """The SQL ledger, plus the resume's consume as one statement: one round trip, where a
-    read of the row and then its conditional update take two (and a read of the turn
-    checkpoint a third)."""
-
-    CONSUME_STATE: Final = (
-        "phase = ? AND expires_at = ? AND turn_recorded = ? "
-        "AND response_digest IS NOT DISTINCT FROM ? AND consumed_at IS NOT DISTINCT FROM ?")
-    """The consume's condition on the row's state: all of it, as the lifecycle read it."""
-    CONSUME: Final = (
-        f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
-        "response_digest = ?, consumed_at = ?, version = version + 1 "
-        f"WHERE {' AND '.join(f'{col} = ?' for _f, col, _t in CLAIM_COLUMNS)} AND token = ? "
-        f"AND ({CONSUME_STATE}) RETURNING {', '.join(PAUSE_NAMES)}, "
-        f"(SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = {PAUSES}.checkpoint_id)")
-    """One conditional ``UPDATE ... RETURNING``: it lands only on the row of exactly these
-    claims and this token whose state is exactly the expected one -- the row lock makes one of
-    any number of racing consumes the winner (under READ COMMITTED a waiting ``UPDATE``
-    re-checks the condition on the row the winner committed, which is no longer in the
-    expected state) -- and it returns the row as written, with the turn checkpoint it binds,
-    read in the same statement."""
-
-    def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
-                checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
-        """Write ``new`` over the pause of ``claims`` and ``token`` only if its state is
-        ``expected`` (``resume.consume.single-winner``); the record as written and the turn of
-        its checkpoint (read by ``checkpoints`` when it is not this store's own), or None when
-        the write did not land (nothing changed)."""
-        params = (new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
-                  new.consumed_at, *(getattr(claims, f) for f, _c, _t in CLAIM_COLUMNS), token,
-                  expected.phase.value, expected.expires_at, int(expected.turn_recorded),
-                  expected.response_digest, expected.consumed_at)
-        with self._s.transaction(write=True, single=True) as conn:
-            cur = self._s.execute(conn, self.CONSUME, params)
-            rows = cur.fetchall()
-            cur.close()
-        if not rows:
-            return None
-        record = row_to_pause(rows[0][:-1])
-        if checkpoints is not self._s.checkpoints:
-            return record, checkpoints.read(claims.checkpoint_id)
-        turn = rows[0][-1]
-        return record, None if turn is None else str(turn)
+PostgresLedger = ConsumingSqlLedger
+"""The SQL ledger with the resume's consume as one ``UPDATE ... RETURNING`` (one round trip)."""
 
 
 class PostgresStore(SqlStore):
@@ -130,7 +82,6 @@ class PostgresStore(SqlStore):
         self.namespace = namespace
         self.connect_timeout = connect_timeout
         super().__init__(POSTGRES, self._open)
-        self.ledger = PostgresLedger(self)
 
     def create_schema(self) -> None:
         """Create the tables and indexes -- unless all of them are there already.  ``CREATE

@@ -44,7 +44,14 @@ import attrs
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError, StoreConflict
 from pausepoint.core.lifecycle import OUTSTANDING, PauseState, Phase
-from pausepoint.core.ports import Claims, EffectStatus, PauseRecord, RunRecord, RunStatus
+from pausepoint.core.ports import (
+    CheckpointStore,
+    Claims,
+    EffectStatus,
+    PauseRecord,
+    RunRecord,
+    RunStatus,
+)
 from pausepoint.core.runs import CANCELLED_OR_CANCELLING
 
 # -- the DB-API surface we use ---------------------------------------------------------------
@@ -98,6 +105,9 @@ class Dialect:
     """The connection is in autocommit mode and one statement is its own transaction, durably
     committed before the server answers: a one-statement read or write then needs no
     BEGIN/COMMIT round trips (``begin_write`` opens the multi-statement transactions)."""
+    returning: bool = True
+    """``UPDATE ... RETURNING`` and ``IS NOT DISTINCT FROM`` are there (SQLite >= 3.39): the
+    ledger then consumes a resume in one statement (:class:`ConsumingSqlLedger`)."""
 
     def sql(self, query: str) -> str:
         return query if self.placeholder == "?" else query.replace("?", self.placeholder)
@@ -278,6 +288,9 @@ class SqlStore:
     :class:`~pausepoint.stores.PostgresStore`) pick the dialect and say how to connect."""
 
     durable: bool = True
+    rolls_back: bool = True
+    """A unit of work that raises commits nothing of what it wrote since its last commit
+    (:meth:`unit_of_work`): a service may write a row in its final state and refuse after."""
 
     def __init__(self, dialect: Dialect, connect: Callable[[], DBConnection]) -> None:
         self.dialect = dialect
@@ -288,7 +301,7 @@ class SqlStore:
         self._closed = False
         self._pid = os.getpid()
         self._inherited: list[object] = []
-        self.ledger = SqlLedger(self)
+        self.ledger = ConsumingSqlLedger(self) if dialect.returning else SqlLedger(self)
         self.checkpoints = SqlCheckpoints(self)
         self.payloads = SqlPayloads(self)
         self.effects = SqlEffects(self)
@@ -489,12 +502,14 @@ class SqlStore:
             self._discard()
 
     def execute(self, conn: DBConnection, query: str, params: Sequence[Any] = ()) -> Any:
-        for value in params:
-            if isinstance(value, str) and _NOT_TEXT.search(value):
-                raise PausepointError(
-                    ErrorCode.INPUT_INVALID, "input.bounded",
-                    "a value holds a NUL or a lone surrogate; no store keeps it as the same "
-                    "text, so nothing was written")
+        # the text parameters joined (joining makes no NUL nor surrogate): a NUL is found by
+        # memchr, and only text that is not ASCII can hold a surrogate
+        text = "".join([v for v in params if isinstance(v, str)])
+        if "\x00" in text or (not text.isascii() and _NOT_TEXT.search(text)):
+            raise PausepointError(
+                ErrorCode.INPUT_INVALID, "input.bounded",
+                "a value holds a NUL or a lone surrogate; no store keeps it as the same "
+                "text, so nothing was written")
         return conn.execute(self.dialect.sql(query), tuple(params))
 
     def read(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -548,16 +563,31 @@ class _Facet:
 class SqlLedger(_Facet):
     """:class:`pausepoint.core.ports.Ledger` over SQL."""
 
-    _ISSUE: Final = _insert(PAUSES, PAUSE_NAMES, "interrupt_id", ())
+    def __init__(self, store: SqlStore) -> None:
+        super().__init__(store)
+        dialect = store.dialect
+        self._key_in_insert = not dialect.lock_share
+        """Writes are serialised (SQLite's ``BEGIN IMMEDIATE``), so no row lock orders a mint
+        against a retirement: the insert itself reads whether the key is retired (one
+        statement).  Elsewhere the key's row is created and share-locked first."""
+        fence = (f"EXISTS (SELECT 1 FROM {RUNS} WHERE run_id = ? AND epoch = ?"
+                 f"{dialect.row_lock})")
+        live_key = f"NOT EXISTS (SELECT 1 FROM {KEYS} WHERE kid = ? AND retired = 1)"
+        self._issue_sql = {
+            fenced: self._conditional_issue(
+                ([live_key] if self._key_in_insert else []) + ([fence] if fenced else []))
+            for fenced in (False, True)}
+        """The issue's statement, unfenced and fenced: one ``INSERT ... ON CONFLICT DO
+        NOTHING`` that lands only if its conditions hold."""
 
-    @property
-    def _issue_fenced(self) -> str:
-        """One statement: insert the row if the run's row still carries the fencing epoch (read
-        with the dialect's row lock), as the effect journal's start does."""
+    @staticmethod
+    def _conditional_issue(conditions: Sequence[str]) -> str:
+        if not conditions:
+            return _insert(PAUSES, PAUSE_NAMES, "interrupt_id", ())
         return (f"INSERT INTO {PAUSES} ({', '.join(PAUSE_NAMES)}) "
-                f"SELECT {_marks(len(PAUSE_NAMES))} WHERE EXISTS (SELECT 1 FROM {RUNS} "
-                f"WHERE run_id = ? AND epoch = ?{self._s.dialect.row_lock}) "
+                f"SELECT {_marks(len(PAUSE_NAMES))} WHERE {' AND '.join(conditions)} "
                 "ON CONFLICT (interrupt_id) DO NOTHING")
+
     _TRANSITION: Final = (
         f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
         "response_digest = ?, consumed_at = ?, result = COALESCE(?, result), "
@@ -574,18 +604,34 @@ class SqlLedger(_Facet):
 
     def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         """Insert the row, unless its interrupt id is issued (False) or its key is retired
-        (``key_unknown``): under a shared lock on the key's row (token.rotation.drain).  With
-        ``fence``, only while the run's row carries that epoch (run.ownership.fencing)."""
-        row = pause_to_row(record)
+        (``key_unknown``): under a shared lock on the key's row (token.rotation.drain) -- or,
+        where writes are serialised, read by the insert itself.  With ``fence``, only while
+        the run's row carries that epoch (run.ownership.fencing)."""
+        params: tuple[Any, ...] = pause_to_row(record)
+        if self._key_in_insert:
+            params += (record.kid,)
+        if fence is not None:
+            params += (record.run_id, fence)
         with self._s.transaction(write=True) as conn:
-            if self._key_retired(conn, record.kid, self._s.dialect.lock_share):
-                raise PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
-                                      f"key {record.kid!r} was retired; mint with another")
-            cur = (self._s.execute(conn, self._ISSUE, row) if fence is None else
-                   self._s.execute(conn, self._issue_fenced, (*row, record.run_id, fence)))
+            if not self._key_in_insert and self._key_retired(
+                    conn, record.kid, self._s.dialect.lock_share):
+                raise self._retired(record.kid)
+            cur = self._s.execute(conn, self._issue_sql[fence is not None], params)
             count: int = cur.rowcount
             cur.close()
+            if count != 1 and self._key_in_insert:  # not issued: a retired key says so
+                cur = self._s.execute(conn, f"SELECT retired FROM {KEYS} WHERE kid = ?",
+                                      (record.kid,))
+                rows = cur.fetchall()
+                cur.close()
+                if rows and rows[0][0]:
+                    raise self._retired(record.kid)
             return count == 1
+
+    @staticmethod
+    def _retired(kid: str) -> PausepointError:
+        return PausepointError(ErrorCode.KEY_UNKNOWN, "token.rotation.drain",
+                               f"key {kid!r} was retired; mint with another")
 
     def retire_key(self, kid: str) -> int:
         """The drain proof of ``kid``, and -- when it is 0 -- the key marked retired, in one
@@ -630,6 +676,62 @@ class SqlLedger(_Facet):
         rows = self._s.read(f"SELECT COUNT(*) FROM {PAUSES} WHERE {_OUTSTANDING_SQL} AND kid = ?",
                             (*_OUTSTANDING_PHASES, kid))
         return int(rows[0][0])
+
+
+class ConsumingSqlLedger(SqlLedger):
+    """The SQL ledger, plus the resume's consume as one statement
+    (:class:`~pausepoint.core.ports.ConsumingLedger`): one round trip -- on SQLite one
+    statement in its write transaction -- where a read of the row and then its conditional
+    update take two (and a read of the turn checkpoint a third).  Needs ``UPDATE ...
+    RETURNING`` (:attr:`Dialect.returning`)."""
+
+    CONSUME_STATE: Final = (
+        "phase = ? AND expires_at = ? AND turn_recorded = ? "
+        "AND response_digest IS NOT DISTINCT FROM ? AND consumed_at IS NOT DISTINCT FROM ?")
+    """The consume's condition on the row's state: all of it, as the lifecycle read it."""
+    CONSUME: Final = (
+        f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
+        "response_digest = ?, consumed_at = ?, version = version + 1 "
+        f"WHERE {' AND '.join(f'{col} = ?' for _f, col, _t in CLAIM_COLUMNS)} AND token = ? "
+        f"AND ({CONSUME_STATE}) RETURNING kid, payload, parent_run_id, result, version, "
+        f"(SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?)")
+    """One conditional ``UPDATE ... RETURNING``: it lands only on the row of exactly these
+    claims and this token whose state is exactly the expected one -- the row lock (SQLite's
+    write lock) makes one of any number of racing consumes the winner (under READ COMMITTED a
+    waiting ``UPDATE`` re-checks the condition on the row the winner committed, which is no
+    longer in the expected state) -- and it returns what of the row as written the caller
+    does not hold already (its claims, token and state are the condition's and the update's),
+    with the turn checkpoint it binds, read in the same statement (the claims' checkpoint id, the row's: the
+    condition compares them; a parameter, not the row's column -- SQLite's planner scans the
+    checkpoints for a ``RETURNING`` sub-select correlated with the updated row)."""
+
+    def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
+                checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
+        """Write ``new`` over the pause of ``claims`` and ``token`` only if its state is
+        ``expected`` (``resume.consume.single-winner``); the record as written and the turn of
+        its checkpoint (read by ``checkpoints`` when it is not this store's own), or None when
+        the write did not land (nothing changed)."""
+        params = (new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
+                  new.consumed_at, *(getattr(claims, f) for f, _c, _t in CLAIM_COLUMNS), token,
+                  expected.phase.value, expected.expires_at, int(expected.turn_recorded),
+                  expected.response_digest, expected.consumed_at, claims.checkpoint_id)
+        with self._s.transaction(write=True, single=True) as conn:
+            cur = self._s.execute(conn, self.CONSUME, params)
+            rows = cur.fetchall()
+            cur.close()
+        if not rows:
+            return None
+        try:
+            kid, payload, parent_run_id, result, version, turn = rows[0]
+            record = PauseRecord(
+                claims=claims, kid=_exact(kid, str), token=token, payload=_exact(payload, str),
+                state=new, parent_run_id=_exact(parent_run_id, str),
+                result=_exact(result, str, nullable=True), version=_exact(version, int))
+        except (ValueError, TypeError) as exc:
+            raise _corrupt("ledger", exc) from None
+        if checkpoints is not self._s.checkpoints:
+            return record, checkpoints.read(claims.checkpoint_id)
+        return record, None if turn is None else str(turn)
 
 
 class SqlCheckpoints(_Facet):

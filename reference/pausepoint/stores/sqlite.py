@@ -29,6 +29,7 @@ SQLITE: Dialect = Dialect(
     begin_write="BEGIN IMMEDIATE",
     schema_lock=None,  # BEGIN IMMEDIATE already serialises schema creation
     errors=(sqlite3.Error,),
+    returning=sqlite3.sqlite_version_info >= (3, 39, 0),  # else a resume reads, then updates
 )
 
 BUSY_TIMEOUT_S: float = 30.0
