@@ -32,13 +32,14 @@ differently (or not at all), so its digest, and so replay, would not agree (I-JS
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Final
 
 import rfc8785
-from cryptography.hazmat.primitives import hashes, hmac
 
 MAX_BYTES: Final[int] = 65536
 """Default bound on the length of a value's canonical JSON text (it is ASCII: chars == bytes)."""
@@ -51,6 +52,36 @@ MAX_DEPTH: Final[int] = 32
 
 
 _SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+_ESCAPE_ASCII: Final = json.encoder.encode_basestring_ascii
+"""The JSON string literal ``json.dumps(text)`` writes (every non-ASCII character escaped)."""
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def compact_encoder(*, sort_keys: bool) -> Callable[[object], str]:
+    """``json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+    sort_keys=sort_keys).encode`` -- the same text -- without building its C encoder again on
+    every call (CPython's ``_json``; elsewhere that ``encode`` itself).  A value it cannot
+    write raises ``TypeError`` or ``ValueError``, as ``encode`` does; it does not look for
+    cycles (give it flat values)."""
+    try:
+        from _json import make_encoder
+    except ImportError:  # pragma: no cover - CPython has it
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                                sort_keys=sort_keys).encode
+    encode = make_encoder(None, _not_json, json.encoder.encode_basestring, None, ":", ",",
+                          sort_keys, False, False)
+
+    def encoded(value: object) -> str:
+        if type(value) is str:  # as JSONEncoder.encode: a str is one literal, not chunks
+            return json.encoder.encode_basestring(value)
+        return "".join(encode(value, 0))
+    return encoded
+
+
+_SORTED_COMPACT: Final = compact_encoder(sort_keys=True)
 
 
 def _unicode(text: str) -> None:
@@ -62,8 +93,12 @@ def _unicode(text: str) -> None:
 def _scalar_text(value: object, room: int = 2**63, unicode_only: bool = False) -> str | None:
     """The canonical text of a JSON scalar, or None if ``value`` is not one.  A string longer
     than ``room`` is refused before it is serialised (its text is at least that long)."""
-    if value is None or value is True or value is False:
-        return json.dumps(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
     if isinstance(value, int):
         if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             raise ValueError("an integer beyond 2**53 - 1 is not exact in JSON (I-JSON)")
@@ -77,7 +112,7 @@ def _scalar_text(value: object, room: int = 2**63, unicode_only: bool = False) -
             raise ValueError("string too long")
         if unicode_only:
             _unicode(value)
-        return json.dumps(str.__str__(value), ensure_ascii=True)
+        return _ESCAPE_ASCII(str.__str__(value))
     return None
 
 
@@ -131,7 +166,7 @@ def _walk(value: object, max_bytes: int, max_depth: int, unicode_only: bool) -> 
                         return f"value larger than {max_bytes} bytes of canonical JSON"
                     if unicode_only and _SURROGATE.search(key):
                         return "an object key holds a lone surrogate: it is not Unicode text"
-                    size += len(json.dumps(key, ensure_ascii=True)) + 1  # key and colon
+                    size += len(_ESCAPE_ASCII(key)) + 1  # key and colon
                     stack.append((sub, depth + 1))
             else:
                 size += 2 + max(len(item) - 1, 0)  # brackets and commas
@@ -155,36 +190,38 @@ def canonical_json(value: object) -> str:
     return canonical_bytes(value).decode("utf-8")
 
 
-def _flat_bytes(value: object) -> bytes | None:
-    """The RFC 8785 bytes of a flat object of ASCII keys and string, exact-integer, boolean or
+def _flat_text(value: object) -> str | None:
+    """The RFC 8785 text of a flat object of ASCII keys and string, exact-integer, boolean or
     null values (token headers and claims, most payloads and answers), or None for anything
-    else.  On that domain
-    ``json.dumps`` without ASCII escaping writes exactly what RFC 8785 prescribes: ASCII keys
-    sort the same by code point as by UTF-16 unit, strings take the same escapes (``\\b \\f
-    \\n \\r \\t``, other controls as lowercase ``\\u00xx``), and integers within 2**53 print
-    the same, as do ``true``, ``false`` and ``null``.  Everything else goes to the ``rfc8785``
-    package."""
+    else.  On that domain ``json.dumps`` sorted and compact without ASCII escaping writes
+    exactly what RFC 8785 prescribes: ASCII keys sort the same by code point as by UTF-16
+    unit, strings take the same escapes (``\\b \\f \\n \\r \\t``, other controls as
+    lowercase ``\\u00xx``), and integers within 2**53 print the same, as do ``true``,
+    ``false`` and ``null``.  Everything else goes to the ``rfc8785`` package."""
     if type(value) is not dict:
         return None
+    texts = []
     for key, item in value.items():
         if type(key) is not str or not key.isascii():
             return None
-        if type(item) is int:
+        if type(item) is str:
+            texts.append(item)
+        elif type(item) is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 return None
-        elif item is None or item is True or item is False:
-            continue
-        elif type(item) is not str or _SURROGATE.search(item):
+        elif item is not None and item is not True and item is not False:
             return None
-    return json.dumps(value, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False).encode("utf-8")
+    text = "".join(texts)  # joining makes no surrogate; only non-ASCII text can hold one
+    if not text.isascii() and _SURROGATE.search(text):
+        return None
+    return _SORTED_COMPACT(value)
 
 
 def canonical_bytes(value: object) -> bytes:
     """The RFC 8785 bytes of ``value`` (see :func:`canonical_json`)."""
-    flat = _flat_bytes(value)
+    flat = _flat_text(value)
     if flat is not None:
-        return flat
+        return flat.encode("utf-8")
     problem = _walk(value, max_bytes=2**63, max_depth=2**31, unicode_only=True)
     if problem is not None:
         raise ValueError(problem)
@@ -220,7 +257,9 @@ def built_json(value: object) -> str:
     """:func:`canonical_json` of a value the code built itself (a turn, a run's state, a
     result, claims), the same text, without the pure-Python RFC 8785 encoder and walk.
 
-    The fast path is ``json.dumps`` sorted and compact without ASCII escaping, kept only when
+    A flat object of ASCII keys and string, exact-integer, boolean or null values is written
+    as :func:`canonical_json` writes it, by one C encoding (see :func:`_flat_text`).  For
+    anything else, the fast path is ``json.dumps`` sorted and compact without ASCII escaping, kept only when
     the text is proved to sit in the domain where that is RFC 8785: no character outside the
     Basic Multilingual Plane (so sorting keys by code point is sorting by UTF-16 unit) and no
     lone surrogate; no float (ECMAScript writes numbers differently from ``repr``) and no
@@ -234,6 +273,9 @@ def built_json(value: object) -> str:
     refuses, is encoded here as its base type.  Untrusted input goes through
     :func:`check_bounds` first (which refuses subclasses) -- or straight to
     :func:`canonical_json`."""
+    flat = _flat_text(value)
+    if flat is not None:
+        return flat
     try:
         text = _BUILT.encode(value)
     except (TypeError, ValueError, RecursionError):
@@ -286,6 +328,4 @@ def keyed_digest(key: bytes, text: str) -> str:
     text -- not even whether it equals a guess."""
     if not isinstance(key, bytes) or len(key) < DIGEST_KEY_MIN:
         raise ValueError(f"a digest key is bytes of at least {DIGEST_KEY_MIN} bytes")
-    mac = hmac.HMAC(key, hashes.SHA256())
-    mac.update(text.encode("utf-8"))
-    return mac.finalize().hex()
+    return hmac.digest(key, text.encode("utf-8"), "sha256").hex()

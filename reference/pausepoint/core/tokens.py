@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import json.scanner
 import re
 import secrets
 import threading
@@ -37,6 +38,7 @@ from pausepoint.core.canonical import (
     MAX_SAFE_INTEGER,
     built_json,
     canonical_bytes,
+    compact_encoder,
     loads_strict,
 )
 from pausepoint.core.clause_ids import ClauseId
@@ -86,8 +88,14 @@ _CLAIM_TYPES: Final[dict[str, type]] = {
 if any(t not in (str, int) for t in _CLAIM_TYPES.values()):  # pragma: no cover - guards ports.py
     raise TypeError("tokens.py serialises only str and int claims; Claims changed shape")
 _SORTED_CLAIM_KEYS: Final = sorted(_CLAIM_FIELDS)  # ASCII: code point order is RFC 8785's
-_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_SORTED_CLAIM_TYPES: Final = tuple(_CLAIM_TYPES[name] for name in _SORTED_CLAIM_KEYS)
 _INT_CLAIMS: Final = tuple(name for name, typ in _CLAIM_TYPES.items() if typ is int)
+_SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())
+"""``json.loads``'s own C scanner, called at offset 0: a JSON text with no whitespace around
+it (the only kind a canonical text is) parses exactly as ``json.loads`` parses it."""
+
+_ENCODE_COMPACT: Final = compact_encoder(sort_keys=False)
+"""``json.dumps`` compact without ASCII escaping, keys in the value's order."""
 
 
 def _check_kid(_inst: object, _attr: object, kid: str) -> None:
@@ -315,29 +323,33 @@ def _parse_claims(raw: bytes) -> Claims:
 def _fast_claims(raw: bytes) -> Claims | None:
     """The claims of ``raw`` when it is, beyond doubt, the RFC 8785 bytes of a valid claims
     object; None when it may not be (the strict :func:`_parse_claims` then decides and says
-    why).  One C parse, its keys exactly the claims' in sorted order (parsing keeps the text's
-    order), one type check per field, one C re-encoding compared with ``raw``: on a flat
+    why).  One C parse of the whole text (``json.loads``'s scanner, with nothing around the
+    value), its keys exactly the claims' in sorted order (parsing keeps the text's order), its
+    value types exactly the claims', one C re-encoding compared with the text: on a flat
     object of the claims' ASCII keys, in sorted order, and str or exact-integer
     (|n| <= 2**53 - 1) values, ``json.dumps`` compact without ASCII escaping writes exactly
     the RFC 8785 bytes (see :func:`pausepoint.core.canonical.canonical_bytes`), and a text equal to
     the encoding of what it parses to has no duplicate key, no ``NaN``, no insignificant
-    whitespace or escape -- so whatever this accepts, the strict path accepts too, with the
-    same claims."""
+    whitespace or escape (a lone surrogate, which UTF-8 text cannot hold, comes only from an
+    escape, which the encoding writes as the character) -- so whatever this accepts, the
+    strict path accepts too, with the same claims."""
     try:
-        obj = json.loads(raw.decode("utf-8"))
-        if type(obj) is not dict or list(obj) != _SORTED_CLAIM_KEYS:  # text order, sorted
+        text = raw.decode("utf-8")
+        obj, end = _SCAN(text, 0)
+        if end != len(text) or type(obj) is not dict:
             return None
-        for name, want in _CLAIM_TYPES.items():
-            if type(obj[name]) is not want:
-                return None
+        if list(obj) != _SORTED_CLAIM_KEYS:  # text order, sorted
+            return None
+        if tuple(map(type, obj.values())) != _SORTED_CLAIM_TYPES:  # exactly str or int
+            return None
         for name in _INT_CLAIMS:
             if not -MAX_SAFE_INTEGER <= obj[name] <= MAX_SAFE_INTEGER:
                 return None
         if obj["v"] != FORMAT_VERSION:
             return None
-        if _COMPACT.encode(obj).encode("utf-8") != raw:  # a lone surrogate raises ValueError
+        if _ENCODE_COMPACT(obj) != text:
             return None
-    except ValueError:  # not UTF-8, not JSON, a surrogate: the strict path says which
+    except (ValueError, StopIteration):  # not UTF-8, not JSON: the strict path says which
         return None
     return Claims(**obj)
 
@@ -491,8 +503,7 @@ class KeyRing:
         parts = token.split(".")
         if len(parts) != 4 or parts[0] != PREFIX:
             return None
-        with self._lock:
-            key = self._by_header.get(parts[1])
+        key = self._by_header.get(parts[1])  # one dict read: atomic, no lock needed
         if key is None:
             return None
         try:
