@@ -835,6 +835,43 @@ def test_built_json_agrees_with_the_rfc8785_walk(value: object) -> None:
     assert _outcome(built_json, value) == _outcome(canonical_json, value)
 
 
+def _rfc8785_walk(value: object) -> str:
+    """The RFC 8785 path with no fast path in front of it: the bounded walk, then the
+    ``rfc8785`` package."""
+    import rfc8785
+
+    import pausepoint.core.canonical as canonical_module
+
+    problem = canonical_module._walk(value, max_bytes=2**63, max_depth=2**31, unicode_only=True)
+    if problem is not None:
+        raise ValueError(problem)
+    return rfc8785.dumps(value).decode("utf-8")  # type: ignore[arg-type]
+
+
+_flat_objects = st.dictionaries(
+    st.text(st.characters(max_codepoint=0x7F), max_size=3) | _close_keys,
+    st.none() | st.booleans() | st.integers() | _edge_text
+    | st.sampled_from([2**53 - 1, -(2**53 - 1), 2**53, 1.0, [], (1,)]),
+    max_size=6)
+"""Flat objects: ASCII keys (and a few that are not), every scalar -- on and off the fast
+path's domain."""
+
+
+@PROPERTY
+@given(_flat_objects)
+@example({"b": 1, "a": "\x1f\u2028\"", "c": None, "d": False})
+@example({"a": "\ud800"})
+@example({"a": 2**53})
+def test_the_flat_fast_path_writes_what_the_rfc8785_walk_writes(value: object) -> None:
+    """input.bounded, token.parse.strict: on flat objects -- token headers and claims, most
+    payloads and answers -- ``canonical_json`` and ``built_json`` (their C fast path for a
+    flat object of ASCII keys) write what the bounded walk and the ``rfc8785`` package write,
+    or refuse what they refuse."""
+    expected = _outcome(_rfc8785_walk, value)
+    assert _outcome(canonical_json, value) == expected
+    assert _outcome(built_json, value) == expected
+
+
 @pytest.mark.parametrize("value", [
     {"run_id": "r", "pc": 3}, {"b": [1, True, None, {"é": "\u2028\x1f"}], "a": ""},
     ["\ue000", {"\uffff": 2**53 - 1}], "x", 0, None])
