@@ -259,10 +259,10 @@ def built_json(value: object) -> str:
 
     A flat object of ASCII keys and string, exact-integer, boolean or null values is written
     as :func:`canonical_json` writes it, by one C encoding (see :func:`_flat_text`).  For
-    anything else, the fast path is ``json.dumps`` sorted and compact without ASCII escaping, kept only when
-    the text is proved to sit in the domain where that is RFC 8785: no character outside the
-    Basic Multilingual Plane (so sorting keys by code point is sorting by UTF-16 unit) and no
-    lone surrogate; no float (ECMAScript writes numbers differently from ``repr``) and no
+    anything else, the fast path is ``json.dumps`` sorted and compact without ASCII escaping,
+    kept only when the text is proved to sit in the domain where that is RFC 8785: no
+    character outside the Basic Multilingual Plane (so sorting keys by code point is sorting
+    by UTF-16 unit) and no lone surrogate; no float (ECMAScript writes numbers differently from ``repr``) and no
     integer beyond 2**53 - 1, both found by parsing the text back in C with hooks on number
     literals; and the parsed value equal to ``value`` (so no tuple became a list, no
     non-string key a string).  On that domain the escapes agree too (``\\b \\f \\n \\r

@@ -90,7 +90,7 @@ if any(t not in (str, int) for t in _CLAIM_TYPES.values()):  # pragma: no cover 
 _SORTED_CLAIM_KEYS: Final = sorted(_CLAIM_FIELDS)  # ASCII: code point order is RFC 8785's
 _SORTED_CLAIM_TYPES: Final = tuple(_CLAIM_TYPES[name] for name in _SORTED_CLAIM_KEYS)
 _INT_CLAIMS: Final = tuple(name for name, typ in _CLAIM_TYPES.items() if typ is int)
-_SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())
+_SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # as json does
 """``json.loads``'s own C scanner, called at offset 0: a JSON text with no whitespace around
 it (the only kind a canonical text is) parses exactly as ``json.loads`` parses it."""
 

@@ -17,7 +17,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import ClassVar, TypeVar, cast
 
 import attrs
@@ -112,6 +112,12 @@ def check_ids(**ids: object) -> None:
     """Refuse (``input_invalid``, clause ``input.bounded``) an identifier that is not text, or
     holds a NUL or a lone surrogate: no store can keep it as the same text (PostgreSQL refuses
     NUL, UTF-8 has no surrogates), so it is refused before anything is written."""
+    values = ids.values()
+    if all(type(value) is str for value in values):  # the common case at once: joining makes
+        text = "".join(cast("Iterable[str]", values))  # no NUL nor surrogate, and only
+        # non-ASCII text holds one
+        if "\x00" not in text and (text.isascii() or _NOT_TEXT.search(text) is None):
+            return
     for what, value in ids.items():
         if type(value) is not str or _NOT_TEXT.search(value):
             raise PausepointError(

@@ -701,9 +701,10 @@ class ConsumingSqlLedger(SqlLedger):
     waiting ``UPDATE`` re-checks the condition on the row the winner committed, which is no
     longer in the expected state) -- and it returns what of the row as written the caller
     does not hold already (its claims, token and state are the condition's and the update's),
-    with the turn checkpoint it binds, read in the same statement (the claims' checkpoint id, the row's: the
-    condition compares them; a parameter, not the row's column -- SQLite's planner scans the
-    checkpoints for a ``RETURNING`` sub-select correlated with the updated row)."""
+    with the turn checkpoint it binds, read in the same statement (by the claims' checkpoint
+    id, which the condition makes the row's: a parameter, not the row's column -- SQLite's
+    planner scans the checkpoints for a ``RETURNING`` sub-select correlated with the updated
+    row)."""
 
     def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
                 checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
