@@ -59,7 +59,11 @@ class Units(Protocol):
     ``BEGIN IMMEDIATE`` again; PostgreSQL: ``BEGIN``; memory: the store's lock taken again).
     Nothing is held in between, so whatever the caller does next -- a side effect whose
     journalled start must be durable before it runs (``effect.journal.bracket``) -- runs with
-    no lock of the store held.  Outside a unit it does nothing (every call committed already)."""
+    no lock of the store held.  Outside a unit it does nothing (every call committed already).
+
+    A store whose unit, when it raises, commits nothing of what it wrote since its last commit
+    says so with a true ``rolls_back`` attribute (the SQL stores; the memory store keeps what
+    it wrote): a service may then write a row in its final state first and refuse after."""
 
     def unit_of_work(self) -> AbstractContextManager[object]: ...
 
