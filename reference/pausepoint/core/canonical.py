@@ -262,9 +262,9 @@ def built_json(value: object) -> str:
     anything else, the fast path is ``json.dumps`` sorted and compact without ASCII escaping,
     kept only when the text is proved to sit in the domain where that is RFC 8785: no
     character outside the Basic Multilingual Plane (so sorting keys by code point is sorting
-    by UTF-16 unit) and no lone surrogate; no float (ECMAScript writes numbers differently from ``repr``) and no
-    integer beyond 2**53 - 1, both found by parsing the text back in C with hooks on number
-    literals; and the parsed value equal to ``value`` (so no tuple became a list, no
+    by UTF-16 unit) and no lone surrogate; no float (ECMAScript writes numbers differently
+    from ``repr``) and no integer beyond 2**53 - 1, both found by parsing the text back in C
+    with hooks on number literals; and the parsed value equal to ``value`` (so no tuple became a list, no
     non-string key a string).  On that domain the escapes agree too (``\\b \\f \\n \\r
     \\t``, other controls as lowercase ``\\u00xx``, nothing else).  Anything else --
     including everything :func:`canonical_json` refuses -- goes to :func:`canonical_json`,
