@@ -264,9 +264,10 @@ def built_json(value: object) -> str:
     character outside the Basic Multilingual Plane (so sorting keys by code point is sorting
     by UTF-16 unit) and no lone surrogate; no float (ECMAScript writes numbers differently
     from ``repr``) and no integer beyond 2**53 - 1, both found by parsing the text back in C
-    with hooks on number literals; and the parsed value equal to ``value`` (so no tuple became a list, no
-    non-string key a string).  On that domain the escapes agree too (``\\b \\f \\n \\r
-    \\t``, other controls as lowercase ``\\u00xx``, nothing else).  Anything else --
+    with hooks on number literals; and the parsed value equal to ``value`` (so no tuple
+    became a list, no non-string key a string).  On that domain the escapes agree too
+    (``\\b \\f \\n \\r \\t``, other controls as lowercase ``\\u00xx``, nothing
+    else).  Anything else --
     including everything :func:`canonical_json` refuses -- goes to :func:`canonical_json`,
     which returns or raises as it always does.  The one difference: an exact ``dict`` or
     ``list`` is what the code builds; a *subclass* of them, which :func:`canonical_json`
