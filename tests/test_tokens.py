@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -788,9 +789,17 @@ json_values = st.recursive(
 
 @PROPERTY
 @given(json_values)
+@example(6.103515625e-05)
+@example({"a": [1e-06, 1.5e-05, 9.5e-05, 1e-07, 0.0, -1.0, 2.0**52 + 0.5, 123.25]})
 def test_check_bounds_measures_canonical_size(value: object) -> None:
-    """input.bounded: within bounds exactly when the canonical text fits; parse-back is equal."""
-    measured = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    """input.bounded: within bounds exactly when the canonical text fits; parse-back is equal.
+    The size measured is the canonical text's with DEL and every non-ASCII character counted
+    as a ``\\uXXXX`` escape per UTF-16 unit (an upper bound of its UTF-8 bytes), floats as
+    RFC 8785 writes them (longer
+    than ``repr`` between 1e-6 and 1e-4: ``0.000015`` for ``1.5e-05``)."""
+    measured = re.sub(r"[^\x00-\x7e]",  # each UTF-16 unit of DEL and beyond as \\uXXXX
+                      lambda m: "\\u%04x" * (len(m.group().encode("utf-16-be")) // 2),
+                      canonical_json(value))
     assert check_bounds(value, max_bytes=len(measured)) is None
     assert check_bounds(value, max_bytes=len(measured) - 1) is not None
     text = canonical_json(value)

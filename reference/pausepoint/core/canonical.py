@@ -106,7 +106,9 @@ def _scalar_text(value: object, room: int = 2**63, unicode_only: bool = False) -
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("NaN and infinities are not JSON")
-        return float.__repr__(value)  # an upper bound of the JCS text's length
+        # ECMAScript's text, not repr's: repr is shorter for some (1.5e-05 is 0.000015, 1e+20
+        # is 100000000000000000000), so its length would not bound the canonical text's
+        return rfc8785.dumps(value).decode("ascii")
     if isinstance(value, str):
         if len(value) > room:
             raise ValueError("string too long")
