@@ -795,8 +795,8 @@ def test_check_bounds_measures_canonical_size(value: object) -> None:
     """input.bounded: within bounds exactly when the canonical text fits; parse-back is equal.
     The size measured is the canonical text's with DEL and every non-ASCII character counted
     as a ``\\uXXXX`` escape per UTF-16 unit (an upper bound of its UTF-8 bytes), floats as
-    RFC 8785 writes them (longer
-    than ``repr`` between 1e-6 and 1e-4: ``0.000015`` for ``1.5e-05``)."""
+    RFC 8785 writes them (longer than ``repr`` between 1e-6 and 1e-4: ``0.000015`` for
+    ``1.5e-05``)."""
     measured = re.sub(r"[^\x00-\x7e]",  # each UTF-16 unit of DEL and beyond as \\uXXXX
                       lambda m: "\\u%04x" * (len(m.group().encode("utf-16-be")) // 2),
                       canonical_json(value))
