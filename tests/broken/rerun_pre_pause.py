@@ -18,7 +18,7 @@ MAY: tuple[str, ...] = ()
 
 
 class ReentrantEngine(ScriptEngine):
-    def _continue(self, rec: Any) -> RunResult:
+    def _continue(self, rec: Any, seen: Any = None) -> RunResult:
         run = self.deployment.service.runs.get(rec.run_id)
         if run is not None and run.status.value == "paused":
             state = json.loads(run.state)
@@ -28,7 +28,7 @@ class ReentrantEngine(ScriptEngine):
             for step in script[start:pc]:
                 if step.get("op") == "effect":
                     self.harness.world.apply(rec.run_id, str(step["key"]))
-        return super()._continue(rec)
+        return super()._continue(rec, seen)
 
 
 class ReentrantHarness(Harness):

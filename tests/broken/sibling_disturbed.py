@@ -20,16 +20,16 @@ MUST = ("multi.independent", "status.distinguishes")
 
 
 class FirstAnswerWinsEngine(ScriptEngine):
-    def _continue(self, rec: Any) -> RunResult:
+    def _continue(self, rec: Any, seen: Any = None) -> RunResult:
         svc = self.deployment.service
         run = svc.runs.get(rec.run_id)
         if run is None or run.status != RunStatus.PAUSED or rec.claims.name == RECONCILE.name:
-            return super()._continue(rec)
+            return super()._continue(rec, seen)
         siblings = [r for r in svc.ledger.by_run(rec.run_id)
                     if r.claims.checkpoint_id == rec.claims.checkpoint_id
                     and r.interrupt_id != rec.interrupt_id and r.state.phase in lc.LIVE]
         if not siblings:
-            return super()._continue(rec)
+            return super()._continue(rec, seen)
         answer = self.owned.kept_answer(rec.interrupt_id)
         state = json.loads(run.state)
         for r in siblings:  # the others are dropped, as if answered alike
