@@ -79,7 +79,7 @@ from pausepoint.engine.harness import DEFAULT_INTERACTIONS
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import PauseService, ResumeRequest
 from pausepoint.stores import StoreBundle
-from pausepoint_conformance.faults.testbed import StoreSpec, load_key, state_digest, state_rows
+from pausepoint_conformance.faults.testbed import StoreSpec, load_key, state_digest
 
 SESSION: Final = "fuzz-session"
 SCOPE: Final = "fuzz-scope"
@@ -227,9 +227,7 @@ class Target:
             text = json.dumps(row, default=str)
             return ((races not in text or own in text)
                     and (busy is None or busy not in text))
-        rows = {table: [r for r in table_rows if kept(r)]
-                for table, table_rows in state_rows(self.store).items()}
-        return hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
+        return state_digest(self.store, kept)
 
     def close(self) -> None:
         self.store.close()

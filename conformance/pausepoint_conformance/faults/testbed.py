@@ -192,9 +192,13 @@ def state_rows(store: StoreBundle) -> dict[str, list[list[Any]]]:
     raise TypeError(f"cannot digest a {type(store).__name__}")
 
 
-def state_digest(store: StoreBundle) -> str:
-    """SHA-256 over every row of every table: equal digests mean nothing was written."""
-    text = json.dumps(state_rows(store), sort_keys=True, default=str, separators=(",", ":"))
+def state_digest(store: StoreBundle, keep: Callable[[Any], bool] | None = None) -> str:
+    """SHA-256 over every row of every table (``keep``: only the rows it keeps): equal digests
+    mean nothing was written."""
+    rows = state_rows(store)
+    if keep is not None:
+        rows = {table: [r for r in table_rows if keep(r)] for table, table_rows in rows.items()}
+    text = json.dumps(rows, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
