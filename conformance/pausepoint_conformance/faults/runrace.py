@@ -293,18 +293,14 @@ class WitnessedBundle(WrappedBundle):
     """The wrapped store whose units of work tell ``world`` when they commit, so that what
     it noted inside a unit counts only if the unit did (:meth:`WitnessWorld.note`)."""
 
-    world: WitnessWorld | None = None
+    world: WitnessWorld
 
     def unit_of_work(self) -> contextlib.AbstractContextManager[object]:
-        units = cast(Units, self.inner)
-        if self.world is None:
-            return units.unit_of_work()
-        return self.world.unit(units.unit_of_work)
+        return self.world.unit(cast(Units, self.inner).unit_of_work)
 
     def commit_so_far(self) -> None:
         cast(Units, self.inner).commit_so_far()
-        if self.world is not None:
-            self.world.committed()
+        self.world.committed()
 
     def close(self) -> None:
         self.inner.close()
