@@ -23,7 +23,6 @@ from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.stores.sql import (
     TABLES,
-    ConsumingSqlLedger,
     Dialect,
     SqlStore,
     schema,
@@ -54,10 +53,6 @@ _SCHEMA_OBJECTS: Final[tuple[str, ...]] = tuple(
     m.group(1) for ddl in schema(POSTGRES)
     for m in [re.search(r"IF NOT EXISTS (\w+)", ddl)] if m is not None)
 """Every table and index :func:`~pausepoint.stores.sql.schema` creates, by name."""
-
-
-PostgresLedger = ConsumingSqlLedger
-"""The SQL ledger with the resume's consume as one ``UPDATE ... RETURNING`` (one round trip)."""
 
 
 class PostgresStore(SqlStore):
