@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from pausepoint.stores.base import StoreBundle
+from pausepoint_conformance.faults.runrace import WrappedBundle
 from pausepoint_conformance.protocol.port import Adapter
 from pausepoint_conformance.protocol.stdio import serve
 
@@ -36,32 +36,9 @@ def token_claims(token: object) -> dict[str, Any] | None:
     return claims if isinstance(claims, dict) else None
 
 
-class Bundle:
-    """A store bundle with some facets replaced; the rest are the wrapped bundle's."""
-
-    def __init__(self, inner: StoreBundle, **facets: Any) -> None:
-        self._inner = inner
-        self.durable = inner.durable
-        self._facets = facets
-
-    def __getattr__(self, name: str) -> Any:
-        if name in self._facets:
-            return self._facets[name]
-        return getattr(self._inner, name)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-class EachWriteCommits(Bundle):
-    """A store bundle with some facets replaced and no unit of work: every write commits by
-    itself, as a store without units.  (A unit of work holds SQLite's write lock through an
-    operation, which serialises racing drivers and would hide a race's bug.)"""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("unit_of_work", "commit_so_far"):
-            raise AttributeError(name)
-        return super().__getattr__(name)
+Bundle = WrappedBundle.of
+"""A store bundle with some facets replaced (keyword arguments); the rest are the wrapped
+bundle's."""
 
 
 class Delegate:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from _base import Delegate, EachWriteCommits, main
+from _base import Delegate, main
 
 from pausepoint.core.lifecycle import Phase
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
+from pausepoint_conformance.faults.runrace import EachWriteCommits
 
 MUST = ("resume.consume.single-winner", "resume.consume.at-most-once")
 MAY: tuple[str, ...] = ()
@@ -30,7 +31,7 @@ class Broken(ReferenceAdapter):
 
     def wrap_bundle(self, bundle: Any) -> Any:
         # every write its own commit: a unit of work would serialise the racing resumes
-        return EachWriteCommits(bundle, ledger=RacyLedger(bundle.ledger))
+        return EachWriteCommits.of(bundle, ledger=RacyLedger(bundle.ledger))
 
 
 def make() -> Broken:

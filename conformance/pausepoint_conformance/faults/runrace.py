@@ -43,7 +43,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.context import SpawnProcess
-from typing import Any, Final, NoReturn, cast
+from typing import Any, Final, NoReturn, Self, cast
 
 import attrs
 
@@ -279,6 +279,14 @@ class WrappedBundle:
     effects: Any
     payloads: Any
     checkpoints: Any
+
+    @classmethod
+    def of(cls, bundle: StoreBundle, **replaced: Any) -> Self:
+        """``bundle`` with the facets named in ``replaced`` swapped for those given; the
+        others are its own."""
+        facets = {name: replaced.pop(name, getattr(bundle, name))
+                  for name in ("ledger", "runs", "effects", "payloads", "checkpoints")}
+        return cls(bundle, **facets, **replaced)
 
     @property
     def durable(self) -> bool:
