@@ -354,6 +354,12 @@ class Ratio:
     target: float
     note: str = ""
 
+    def allowed(self, medians: dict[str, float]) -> float | None:
+        """The most the numerator may take, at the denominator's median, to meet the target."""
+        if self.denominator in medians:
+            return self.target * medians[self.denominator]
+        return None
+
     def value(self, medians: dict[str, float]) -> float | None:
         if self.numerator in medians and self.denominator in medians:
             return medians[self.numerator] / medians[self.denominator]
@@ -374,6 +380,10 @@ RATIOS = (
 """Issue 15's table: each ratio of medians, and its target (at most)."""
 
 
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e3
+
+
 def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: Filesystem,
            directory: str, rounds: int, started_load: tuple[float, float, float],
            fsyncs: dict[str, float | str] | None) -> dict[str, Any]:
@@ -384,7 +394,8 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
         value = ratio.value(medians)
         ratios.append({"what": ratio.what, "value": value, "target": ratio.target,
                        "meets": None if value is None else value <= ratio.target,
-                       "note": ratio.note})
+                       "measured_ms": _ms(medians.get(ratio.numerator)),
+                       "allowed_ms": _ms(ratio.allowed(medians)), "note": ratio.note})
     return {
         "filesystem": attrs.asdict(fs), "directory": directory, "rounds": rounds,
         "load_average": {"start": list(started_load), "end": list(load_average())},
@@ -397,7 +408,7 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
 
 
 def print_report(out: dict[str, Any]) -> None:
-    console = Console(width=max(130, shutil.get_terminal_size().columns), highlight=False)
+    console = Console(width=max(170, shutil.get_terminal_size().columns), highlight=False)
     fs = out["filesystem"]
     load = out["load_average"]
     console.print(f"disk: {out['directory']} on {fs['fstype']} {fs['device']} "
@@ -421,11 +432,15 @@ def print_report(out: dict[str, Any]) -> None:
     ratios.add_column("measured", justify="right")
     ratios.add_column("target", justify="right")
     ratios.add_column("meets")
+    ratios.add_column("numerator (ms)", justify="right")
+    ratios.add_column("allowed (ms)", justify="right")
     ratios.add_column("note")
     for r in out["ratios"]:
         value = "n/a" if r["value"] is None else f"{r['value']:.2f}"
         meets = {None: "-", True: "yes", False: "no"}[r["meets"]]
-        ratios.add_row(r["what"], value, f"<= {r['target']:.2f}", meets, r["note"])
+        ratios.add_row(r["what"], value, f"<= {r['target']:.2f}", meets,
+                       *("-" if ms is None else f"{ms:.3f}"
+                         for ms in (r["measured_ms"], r["allowed_ms"])), r["note"])
     console.print(ratios)
     if out["fsyncs_per_cycle"]:
         fsyncs = Table(title="fsync + fdatasync calls per cycle (strace -c -f)")

@@ -47,6 +47,9 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
                    "service cycle", "harness cycle", "langgraph cycle", "token verify",
                    "raw ed25519 verify"):
         assert out["samples"][sample]["n"] >= 1, sample
+    for r in out["ratios"]:  # what the numerator took, and the most it may take
+        if r["value"] is not None:
+            assert r["measured_ms"] == pytest.approx(r["value"] * r["allowed_ms"] / r["target"])
     measured = {r["what"]: r["value"] for r in out["ratios"]}
     for ratio in bench_cycle.RATIOS:
         if "embedding" not in ratio.what:
