@@ -84,6 +84,12 @@ def compact_encoder(*, sort_keys: bool) -> Callable[[object], str]:
 _SORTED_COMPACT: Final = compact_encoder(sort_keys=True)
 
 
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` holds no lone surrogate (U+D800 to U+DFFF): whether it is Unicode
+    text, which UTF-8 can carry (ASCII text is, at once)."""
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
 def _unicode(text: str) -> None:
     if _SURROGATE.search(text):
         raise ValueError("a string holds a lone surrogate (U+D800 to U+DFFF): it is not "
@@ -130,7 +136,18 @@ def check_bounds(value: object, max_bytes: int = MAX_BYTES,
     iterative and stops as soon as a bound is crossed, so its cost is bounded by ``max_bytes``.
     The size measured is that of the value's JSON text with every non-ASCII character escaped,
     an upper bound of the length of its canonical (RFC 8785) UTF-8 bytes.
+
+    A flat object (most payloads and answers) is measured by its one C encoding instead of
+    the walk: when :func:`_flat_text` writes it as ASCII text without DEL, that text is
+    character for character what the walk measures (the same escapes, with nothing non-ASCII
+    to escape), and its depth is 1.  Anything else, and every refusal (so that it says the
+    walk's reason), is the walk's.
     """
+    if max_depth >= 1:
+        flat = _flat_text(value)
+        if (flat is not None and len(flat) <= max_bytes and flat.isascii()
+                and "\x7f" not in flat):
+            return None
     return _walk(value, max_bytes, max_depth, unicode_only=True)
 
 
@@ -213,8 +230,7 @@ def _flat_text(value: object) -> str | None:
                 return None
         elif item is not None and item is not True and item is not False:
             return None
-    text = "".join(texts)  # joining makes no surrogate; only non-ASCII text can hold one
-    if not text.isascii() and _SURROGATE.search(text):
+    if not is_unicode("".join(texts)):  # joining makes no surrogate
         return None
     return _SORTED_COMPACT(value)
 

@@ -291,11 +291,22 @@ def _paused(s: PauseState, e: Event) -> PauseState:
 
 def _consume(s: PauseState, e: Event) -> PauseState:
     assert isinstance(e, Resume)
-    return attrs.evolve(s, response_digest=e.response_digest, consumed_at=e.now)
+    return PauseState(s.phase, s.expires_at, s.turn_recorded, e.response_digest, e.now)
 
 
 def _turn(s: PauseState, e: Event) -> PauseState:
-    return attrs.evolve(s, turn_recorded=True)
+    return PauseState(s.phase, s.expires_at, True, s.response_digest, s.consumed_at)
+
+
+def _in_phase(s: PauseState, phase: Phase) -> PauseState:
+    """``s`` in ``phase``: ``attrs.evolve(s, phase=phase)``, built directly (it is on every
+    accepted step's path; evolve introspects the class on each call)."""
+    return PauseState(phase, s.expires_at, s.turn_recorded, s.response_digest, s.consumed_at)
+
+
+# the updates above build a PauseState field by field: a field added to it must be added there
+assert tuple(f.name for f in attrs.fields(PauseState)) == (
+    "phase", "expires_at", "turn_recorded", "response_digest", "consumed_at")
 
 
 def _turn_recorded(s: PauseState) -> bool:
@@ -421,10 +432,11 @@ class Machine:
 
     def step(self, state: PauseState, event: Event) -> StepOutcome:
         """Apply ``event`` to ``state``: the new state, or a refusal that changes nothing."""
-        for check in self.common.get(type(event), ()):
+        kind = type(event)
+        for check in self.common.get(kind, ()):
             if not check.holds(state, event):
                 return _refuse(check)
-        row = self.row_for(state, event)
+        row = self.index[(kind, state.phase)]  # row_for, without the call
         for check in row.checks:
             if not check.holds(state, event):
                 return _refuse(check)
@@ -433,7 +445,8 @@ class Machine:
         assert row.action is not None and row.target is not None
         target = row.target.pick(state) if isinstance(row.target, Choice) else row.target
         new = row.update(state, event) if row.update is not None else state
-        return Accepted(attrs.evolve(new, phase=target), row.action, row.clause)
+        return Accepted(new if new.phase is target else _in_phase(new, target), row.action,
+                        row.clause)
 
 
 MACHINE: Final[Machine] = Machine(TABLE, COMMON_CHECKS)

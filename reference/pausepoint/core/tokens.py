@@ -22,6 +22,7 @@ import base64
 import binascii
 import json
 import json.scanner
+import operator
 import re
 import secrets
 import threading
@@ -39,6 +40,7 @@ from pausepoint.core.canonical import (
     built_json,
     canonical_bytes,
     compact_encoder,
+    is_unicode,
     loads_strict,
 )
 from pausepoint.core.clause_ids import ClauseId
@@ -90,6 +92,8 @@ if any(t not in (str, int) for t in _CLAIM_TYPES.values()):  # pragma: no cover 
 _SORTED_CLAIM_KEYS: Final = sorted(_CLAIM_FIELDS)  # ASCII: code point order is RFC 8785's
 _SORTED_CLAIM_TYPES: Final = tuple(_CLAIM_TYPES[name] for name in _SORTED_CLAIM_KEYS)
 _INT_CLAIMS: Final = tuple(name for name, typ in _CLAIM_TYPES.items() if typ is int)
+_SORTED_CLAIM_VALUES: Final = operator.attrgetter(*_SORTED_CLAIM_KEYS)
+"""The claims' values, in their keys' sorted order, read in C."""
 _SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # as json does
 """``json.loads``'s own C scanner, called at offset 0: a JSON text with no whitespace around
 it (the only kind a canonical text is) parses exactly as ``json.loads`` parses it."""
@@ -274,7 +278,21 @@ def _check_claims(claims: Claims) -> dict[str, str | int]:
 
 
 def claims_json(claims: Claims) -> str:
-    """The canonical claims text of ``claims`` (every field; str and int values exactly)."""
+    """The canonical claims text of ``claims`` (every field; str and int values exactly).
+
+    The claims as minted -- exactly :class:`Claims`, each value exactly its field's type,
+    integers within 2**53 - 1, strings without a lone surrogate, format version 1 -- are
+    written by one C encoding of their values in sorted key order: on that domain it is what
+    :func:`~pausepoint.core.canonical.built_json` writes (see
+    :func:`pausepoint.core.canonical.canonical_bytes`).  Anything else takes that path, which
+    refuses what it must."""
+    if type(claims) is Claims:
+        values = _SORTED_CLAIM_VALUES(claims)
+        if (tuple(map(type, values)) == _SORTED_CLAIM_TYPES and claims.v == FORMAT_VERSION
+                and all(-MAX_SAFE_INTEGER <= getattr(claims, name) <= MAX_SAFE_INTEGER
+                        for name in _INT_CLAIMS)):
+            if is_unicode("".join(v for v in values if type(v) is str)):
+                return _ENCODE_COMPACT(dict(zip(_SORTED_CLAIM_KEYS, values, strict=True)))
     return built_json(_check_claims(claims))
 
 

@@ -187,7 +187,9 @@ class PauseService:
         write its own commit) nothing runs again.  Every operation that opens a unit opens it
         here: the one place of this rule."""
         depth: int = getattr(self._open, "depth", 0)
-        if self._units is None or depth > 0:
+        if depth > 0:  # a unit inside another joins it (the store's and the trace's alike)
+            return work()
+        if self._units is None:
             with self.unit_of_work():
                 return work()
         for attempt in range(1, CONFLICT_ATTEMPTS + 1):
