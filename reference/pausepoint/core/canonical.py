@@ -138,17 +138,39 @@ def check_bounds(value: object, max_bytes: int = MAX_BYTES,
     an upper bound of the length of its canonical (RFC 8785) UTF-8 bytes.
 
     A flat object (most payloads and answers) is measured by its one C encoding instead of
-    the walk: when :func:`_flat_text` writes it as ASCII text without DEL, that text is
-    character for character what the walk measures (the same escapes, with nothing non-ASCII
-    to escape), and its depth is 1.  Anything else, and every refusal (so that it says the
+    the walk (:func:`_flat_bounded`); anything else, and every refusal (so that it says the
     walk's reason), is the walk's.
     """
-    if max_depth >= 1:
-        flat = _flat_text(value)
-        if (flat is not None and len(flat) <= max_bytes and flat.isascii()
-                and "\x7f" not in flat):
-            return None
+    if _flat_bounded(value, max_bytes, max_depth) is not None:
+        return None
     return _walk(value, max_bytes, max_depth, unicode_only=True)
+
+
+def bounded_json(value: object, max_bytes: int = MAX_BYTES,
+                 max_depth: int = MAX_DEPTH) -> str | None:
+    """:func:`canonical_json` of ``value`` when :func:`check_bounds` accepts it, else None --
+    for untrusted input, a flat object measured and written by one C encoding.  Raises as
+    :func:`canonical_json` does for a value within the bounds that it refuses."""
+    flat = _flat_bounded(value, max_bytes, max_depth)
+    if flat is not None:
+        return flat
+    if _walk(value, max_bytes, max_depth, unicode_only=True) is not None:
+        return None
+    return canonical_json(value)
+
+
+def _flat_bounded(value: object, max_bytes: int, max_depth: int) -> str | None:
+    """The canonical text of ``value`` when it is a flat object :func:`_flat_text` writes as
+    ASCII text without DEL of at most ``max_bytes`` characters (and ``max_depth`` allows an
+    object), else None.  That text is, character for character, what :func:`_walk` measures
+    (the same escapes, with nothing non-ASCII to escape; a flat object has depth 1), so
+    ``value`` is within the bounds; its cost is bounded by ``max_bytes`` as the walk's is."""
+    if max_depth < 1:
+        return None
+    flat = _flat_text(value, max_bytes)
+    if flat is not None and len(flat) <= max_bytes and flat.isascii() and "\x7f" not in flat:
+        return flat
+    return None
 
 
 def _walk(value: object, max_bytes: int, max_depth: int, unicode_only: bool) -> str | None:
@@ -209,19 +231,27 @@ def canonical_json(value: object) -> str:
     return canonical_bytes(value).decode("utf-8")
 
 
-def _flat_text(value: object) -> str | None:
+def _flat_text(value: object, room: int = 2**63) -> str | None:
     """The RFC 8785 text of a flat object of ASCII keys and string, exact-integer, boolean or
     null values (token headers and claims, most payloads and answers), or None for anything
     else.  On that domain ``json.dumps`` sorted and compact without ASCII escaping writes
     exactly what RFC 8785 prescribes: ASCII keys sort the same by code point as by UTF-16
     unit, strings take the same escapes (``\\b \\f \\n \\r \\t``, other controls as
     lowercase ``\\u00xx``), and integers within 2**53 print the same, as do ``true``,
-    ``false`` and ``null``.  Everything else goes to the ``rfc8785`` package."""
-    if type(value) is not dict:
+    ``false`` and ``null``.  Everything else goes to the ``rfc8785`` package.
+
+    None too, after a look at no more than ``room`` characters, when the text would be longer
+    than ``room``: each member takes at least 5 (``"":0,``), and its key and string value
+    their lengths at least."""
+    if type(value) is not dict or 5 * len(value) > room:
         return None
     texts = []
+    size = 0
     for key, item in value.items():
-        if type(key) is not str or not key.isascii():
+        if type(key) is not str:
+            return None
+        size += len(key) + (len(item) if type(item) is str else 0)
+        if size > room or not key.isascii():
             return None
         if type(item) is str:
             texts.append(item)
