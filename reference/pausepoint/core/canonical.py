@@ -281,8 +281,6 @@ def canonical_bytes(value: object) -> bytes:
         raise ValueError("value nested too deeply to serialise") from exc
 
 
-_BUILT: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True,
-                                 separators=(",", ":"))
 _NOT_BMP_TEXT: Final = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
 
 
@@ -299,6 +297,10 @@ def _safe_int(text: str) -> int:
     if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         raise _NotFast("an integer beyond 2**53 - 1")
     return value
+
+
+_BUILT_PARSE: Final = json.JSONDecoder(parse_float=_no_float, parse_int=_safe_int).decode
+"""``json.loads`` with hooks on number literals, its decoder built once."""
 
 
 def built_json(value: object) -> str:
@@ -326,12 +328,12 @@ def built_json(value: object) -> str:
     if flat is not None:
         return flat
     try:
-        text = _BUILT.encode(value)
+        text = _SORTED_COMPACT(value)  # a cycle: RecursionError, as deep as it goes
     except (TypeError, ValueError, RecursionError):
         return canonical_json(value)
     if _NOT_BMP_TEXT.search(text) is None:
         try:
-            if json.loads(text, parse_float=_no_float, parse_int=_safe_int) == value:
+            if _BUILT_PARSE(text) == value:
                 return text
         except (_NotFast, RecursionError):
             pass

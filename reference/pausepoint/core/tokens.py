@@ -94,6 +94,15 @@ _SORTED_CLAIM_TYPES: Final = tuple(_CLAIM_TYPES[name] for name in _SORTED_CLAIM_
 _INT_CLAIMS: Final = tuple(name for name, typ in _CLAIM_TYPES.items() if typ is int)
 _SORTED_CLAIM_VALUES: Final = operator.attrgetter(*_SORTED_CLAIM_KEYS)
 """The claims' values, in their keys' sorted order, read in C."""
+_STR_CLAIM_VALUES: Final = operator.attrgetter(
+    *(name for name in _SORTED_CLAIM_KEYS if _CLAIM_TYPES[name] is str))
+_INT_CLAIM_VALUES: Final = operator.attrgetter(*_INT_CLAIMS)
+_INT_CLAIM_ITEMS: Final = operator.itemgetter(*_INT_CLAIMS)
+
+
+def _safe_ints(values: tuple[int, ...]) -> bool:
+    """Whether every one of ``values`` (ints) is exact in JSON: within 2**53 - 1."""
+    return -MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER
 _SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # as json does
 """``json.loads``'s own C scanner, called at offset 0: a JSON text with no whitespace around
 it (the only kind a canonical text is) parses exactly as ``json.loads`` parses it."""
@@ -289,9 +298,8 @@ def claims_json(claims: Claims) -> str:
     if type(claims) is Claims:
         values = _SORTED_CLAIM_VALUES(claims)
         if (tuple(map(type, values)) == _SORTED_CLAIM_TYPES and claims.v == FORMAT_VERSION
-                and all(-MAX_SAFE_INTEGER <= getattr(claims, name) <= MAX_SAFE_INTEGER
-                        for name in _INT_CLAIMS)):
-            if is_unicode("".join(v for v in values if type(v) is str)):
+                and _safe_ints(_INT_CLAIM_VALUES(claims))):
+            if is_unicode("".join(_STR_CLAIM_VALUES(claims))):
                 return _ENCODE_COMPACT(dict(zip(_SORTED_CLAIM_KEYS, values, strict=True)))
     return built_json(_check_claims(claims))
 
@@ -360,9 +368,8 @@ def _fast_claims(raw: bytes) -> Claims | None:
             return None
         if tuple(map(type, obj.values())) != _SORTED_CLAIM_TYPES:  # exactly str or int
             return None
-        for name in _INT_CLAIMS:
-            if not -MAX_SAFE_INTEGER <= obj[name] <= MAX_SAFE_INTEGER:
-                return None
+        if not _safe_ints(_INT_CLAIM_ITEMS(obj)):
+            return None
         if obj["v"] != FORMAT_VERSION:
             return None
         if _ENCODE_COMPACT(obj) != text:
