@@ -404,6 +404,10 @@ class Machine:
     rows: tuple[Row, ...]
     common: Mapping[type[Event], tuple[Guard, ...]] = attrs.field(converter=_frozen_checks)
     index: Mapping[tuple[type[Event], Phase], Row] = attrs.field(init=False)
+    plan: Mapping[tuple[type[Event], Phase], tuple[tuple[Guard, ...], Row]] = attrs.field(
+        init=False, repr=False)
+    """Derived from ``common`` and ``index``: for each key, every check :meth:`step` runs
+    (the event's common checks, then the row's) and the row."""
 
     @index.default
     def _index(self) -> Mapping[tuple[type[Event], Phase], Row]:
@@ -419,6 +423,11 @@ class Machine:
             raise ValueError("the table must be total")
         return MappingProxyType(out)
 
+    @plan.default
+    def _plan(self) -> Mapping[tuple[type[Event], Phase], tuple[tuple[Guard, ...], Row]]:
+        return MappingProxyType({key: ((*self.common.get(key[0], ()), *row.checks), row)
+                                 for key, row in self.index.items()})
+
     def row_for(self, state: PauseState, event: Event) -> Row:
         return self.index[(type(event), state.phase)]
 
@@ -432,12 +441,8 @@ class Machine:
 
     def step(self, state: PauseState, event: Event) -> StepOutcome:
         """Apply ``event`` to ``state``: the new state, or a refusal that changes nothing."""
-        kind = type(event)
-        for check in self.common.get(kind, ()):
-            if not check.holds(state, event):
-                return _refuse(check)
-        row = self.index[(kind, state.phase)]  # row_for, without the call
-        for check in row.checks:
+        checks, row = self.plan[(type(event), state.phase)]  # the common checks first
+        for check in checks:
             if not check.holds(state, event):
                 return _refuse(check)
         if row.refuse is not None:

@@ -81,6 +81,11 @@ class _NoUnit:
 NO_UNIT: Final[_NoUnit] = _NoUnit()
 
 
+_NOTHING: Final = contextlib.nullcontext()
+_NO_UNIT_OPEN: Final[contextlib.nullcontext[Unit]] = contextlib.nullcontext(NO_UNIT)
+"""Tracing off opens these, shared: a ``nullcontext`` holds no state, so it is reentrant."""
+
+
 class NoTrace:
     """Tracing off."""
 
@@ -88,13 +93,13 @@ class NoTrace:
         return None
 
     def atomic(self) -> contextlib.AbstractContextManager[object]:
-        return contextlib.nullcontext()
+        return _NOTHING
 
     def unit(self) -> contextlib.AbstractContextManager[Unit]:
-        return contextlib.nullcontext(NO_UNIT)
+        return _NO_UNIT_OPEN
 
     def writing(self, op: str, **fields: Any) -> contextlib.AbstractContextManager[Unit]:
-        return contextlib.nullcontext(NO_UNIT)
+        return _NO_UNIT_OPEN
 
     def commit_so_far(self, commit: Callable[[], None]) -> None:
         commit()
