@@ -18,7 +18,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import ClassVar, TypeVar, cast
+from typing import ClassVar, Final, TypeVar, cast
 
 import attrs
 
@@ -64,6 +64,9 @@ doubling with each attempt (so that the transactions of a deadlock do not meet a
 T = TypeVar("T")
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+_NOT_PAUSED: Final = PauseState()
+"""The state a pause is taken from (frozen: one instance serves every pause)."""
+_TURN_WRITTEN: Final = lc.RecordTurn(True)
 
 
 @attrs.frozen
@@ -298,7 +301,7 @@ class PauseService:
         if turn is not None and getattr(self._units, "rolls_back", False):
             # the turn recorded in the same write (record_turn's verdict): only where a unit
             # that raises commits nothing, so a refused turn leaves no row behind
-            recorded = self.machine.step(state, lc.RecordTurn(True))
+            recorded = self.machine.step(state, _TURN_WRITTEN)
             if isinstance(recorded, lc.Accepted) and recorded.action != lc.Action.REPLAYED:
                 state, version = recorded.state, 2
             else:
@@ -384,7 +387,7 @@ class PauseService:
         payload_text = None if valid is None else valid.text
         if checkpoint_id is None:
             checkpoint_id = self.checkpoints.latest(binding.thread_id)
-        out = self.machine.step(PauseState(), lc.Pause(
+        out = self.machine.step(_NOT_PAUSED, lc.Pause(
             expires_at=expires_at,
             registered=interaction is not None,
             payload_valid=payload_text is not None,
@@ -413,7 +416,7 @@ class PauseService:
     def _record_turn(self, record: PauseRecord, turn: str) -> PauseRecord:
         """:meth:`record_turn` of the pause ``record`` (as just read or written)."""
         interrupt_id = record.interrupt_id
-        probe = self.machine.step(record.state, lc.RecordTurn(True))
+        probe = self.machine.step(record.state, _TURN_WRITTEN)
         if isinstance(probe, lc.Refusal):  # refuse before writing (lifecycle.refusal.no-change)
             raise _refuse(probe)
 
@@ -424,7 +427,7 @@ class PauseService:
         if won is not None:
             return won
         # lost a race (or nothing to change): the turn is written; decide again on the row
-        return self._advance(interrupt_id, lambda _r: lc.RecordTurn(True))
+        return self._advance(interrupt_id, lambda _r: _TURN_WRITTEN)
 
     def _write_turn(self, record: PauseRecord, before: PauseState, turn: str) -> None:
         """Write the turn checkpoint of ``record``; a write not reported committed is refused
