@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from pausepoint.core.canonical import (
     MAX_BYTES,
     MAX_DEPTH,
+    bounded_json,
     built_json,
     canonical_json,
     check_bounds,
@@ -806,6 +807,62 @@ def test_check_bounds_measures_canonical_size(value: object) -> None:
     assert len(text.encode()) <= len(measured)  # the bound measures an upper bound
     assert json.loads(text) == value
     assert canonical_json(json.loads(text)) == text
+
+
+TRICKY = st.text(alphabet=st.sampled_from(list('a~"\\\x00\x1f\x7f\x80\xe9\ud800\U0001f600')),
+                 max_size=4)
+"""Text around every edge of the flat fast paths: escapes, DEL, non-ASCII, a lone surrogate,
+a character beyond the Basic Multilingual Plane."""
+FLAT = st.dictionaries(TRICKY, st.none() | st.booleans() | TRICKY
+                       | st.integers(-(2**53 + 1), 2**53 + 1) | st.just(1.5), max_size=4)
+
+
+def _measured(value: object) -> str:
+    """The text :func:`check_bounds` measures (see the test above)."""
+    return re.sub(r"[^\x00-\x7e]",
+                  lambda m: "\\u%04x" * (len(m.group().encode("utf-16-be")) // 2),
+                  canonical_json(value))
+
+
+@PROPERTY
+@given(FLAT, st.integers(0, 2))
+@example({"a": "\x7f"}, 1)
+@example({"\x7f": 1}, 1)
+def test_flat_objects_are_bounded_as_the_walk_bounds_them(value: dict[str, Any],
+                                                          depth: int) -> None:
+    """input.bounded: a flat object -- measured by one C encoding, not the walk -- is within
+    bounds exactly when its measured canonical text fits, at depth 1; ``bounded_json`` is its
+    canonical text then, and None when it does not fit."""
+    try:
+        measured = _measured(value)
+    except ValueError:  # not JSON (a float is; a surrogate, a big integer are not)
+        assert check_bounds(value) is not None
+        assert bounded_json(value) is None
+        return
+    fits = depth >= 1
+    assert (check_bounds(value, max_bytes=len(measured), max_depth=depth) is None) == fits
+    assert check_bounds(value, max_bytes=len(measured) - 1, max_depth=depth) is not None
+    assert bounded_json(value, max_bytes=len(measured), max_depth=depth) == (
+        canonical_json(value) if fits else None)
+    assert bounded_json(value, max_bytes=len(measured) - 1, max_depth=depth) is None
+
+
+@PROPERTY
+@given(TRICKY, st.integers(-(2**53 + 1), 2**53 + 1))
+def test_claims_text_is_the_canonical_text(text: str, issued_at: int) -> None:
+    """token.claims: the claims' text is their canonical JSON, and claims that have none (a
+    lone surrogate, an integer beyond 2**53 - 1) are refused."""
+    claims = make_claims(scope=text, issued_at=issued_at)
+    fields = {f.name: getattr(claims, f.name) for f in attrs.fields(Claims)}
+    try:
+        want: str | None = canonical_json(fields)
+    except ValueError:
+        want = None
+    try:
+        got: str | None = claims_json(claims)
+    except ValueError:
+        got = None
+    assert got == want
 
 
 _any_char = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())

@@ -102,7 +102,9 @@ _INT_CLAIM_ITEMS: Final = operator.itemgetter(*_INT_CLAIMS)
 
 def _safe_ints(values: tuple[int, ...]) -> bool:
     """Whether every one of ``values`` (ints) is exact in JSON: within 2**53 - 1."""
-    return -MAX_SAFE_INTEGER <= min(values) and max(values) <= MAX_SAFE_INTEGER
+    return min(values) >= -MAX_SAFE_INTEGER and max(values) <= MAX_SAFE_INTEGER
+
+
 _SCAN: Final = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # as json does
 """``json.loads``'s own C scanner, called at offset 0: a JSON text with no whitespace around
 it (the only kind a canonical text is) parses exactly as ``json.loads`` parses it."""
@@ -298,9 +300,9 @@ def claims_json(claims: Claims) -> str:
     if type(claims) is Claims:
         values = _SORTED_CLAIM_VALUES(claims)
         if (tuple(map(type, values)) == _SORTED_CLAIM_TYPES and claims.v == FORMAT_VERSION
-                and _safe_ints(_INT_CLAIM_VALUES(claims))):
-            if is_unicode("".join(_STR_CLAIM_VALUES(claims))):
-                return _ENCODE_COMPACT(dict(zip(_SORTED_CLAIM_KEYS, values, strict=True)))
+                and _safe_ints(_INT_CLAIM_VALUES(claims))
+                and is_unicode("".join(_STR_CLAIM_VALUES(claims)))):
+            return _ENCODE_COMPACT(dict(zip(_SORTED_CLAIM_KEYS, values, strict=True)))
     return built_json(_check_claims(claims))
 
 
