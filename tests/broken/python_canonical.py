@@ -10,6 +10,7 @@ import json
 from _base import main
 
 import pausepoint.core.registry
+from pausepoint.core.canonical import check_bounds
 from pausepoint_conformance.adapters.reference import ReferenceAdapter
 
 MUST = ("input.canonical",)
@@ -21,12 +22,18 @@ def python_json(value: object) -> str:
                       allow_nan=False)  # BROKEN: not JCS
 
 
+def bounded_python_json(value: object) -> str | None:
+    """What validation writes a value within the contract's bounds as: ``python_json``."""
+    return python_json(value) if check_bounds(value) is None else None
+
+
 class Broken(ReferenceAdapter):
     implementation_name = "broken: Python json.dumps as canonical JSON"
 
 
 def make() -> Broken:
     pausepoint.core.registry.canonical_json = python_json  # type: ignore[assignment]
+    pausepoint.core.registry.bounded_json = bounded_python_json  # type: ignore[assignment]
     return Broken("memory")
 
 
