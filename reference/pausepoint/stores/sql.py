@@ -35,8 +35,9 @@ import re
 import threading
 import typing
 import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import Any, Final, Protocol
 
 import attrs
@@ -295,12 +296,17 @@ class SqlStore:
     def __init__(self, dialect: Dialect, connect: Callable[[], DBConnection]) -> None:
         self.dialect = dialect
         self._connect = connect
-        self._local = threading.local()
+        self._local = _Local()
         self._all: list[weakref.finalize[[DBConnection], threading.Thread]] = []
         self._all_lock = threading.Lock()
         self._closed = False
-        self._pid = os.getpid()
+        self._closable = False
+        """This store's connections say when they broke (psycopg's ``closed``): checked before
+        each use.  sqlite3's have no such flag."""
+        self._pid = _PID[0]
         self._inherited: list[object] = []
+        self._texts: dict[str, str] = {}
+        """Each query in the driver's placeholder style, by its ``?`` text."""
         self.ledger = ConsumingSqlLedger(self) if dialect.returning else SqlLedger(self)
         self.checkpoints = SqlCheckpoints(self)
         self.payloads = SqlPayloads(self)
@@ -310,35 +316,45 @@ class SqlStore:
 
     # connections: one per thread, closed when the thread is gone or the store is closed
 
-    def _conn(self) -> DBConnection:
-        if os.getpid() != self._pid:
-            # A forked child must not use, close or even free the parent's connections (freeing
-            # a libpq connection says goodbye on the shared socket): keep them, unused.
+    def _thread(self) -> _Local:
+        """This thread's state (its connection, its unit of work) -- in a forked child, fresh:
+        a child must not use, close or even free the parent's connections (freeing a libpq
+        connection says goodbye on the shared socket), so they are kept, unused.  The fork
+        check compares a number the fork handler renews in the child: no system call."""
+        if self._pid != _PID[0]:
             for fin in self._all:
                 fin.detach()
             self._inherited.append((self._local, self._all))
-            self._pid, self._local, self._all = os.getpid(), threading.local(), []
-        conn: DBConnection | None = getattr(self._local, "conn", None)
-        if conn is not None and getattr(conn, "closed", False):
+            self._pid, self._local, self._all = _PID[0], _Local(), []
+        return self._local
+
+    def _conn(self) -> DBConnection:
+        return self._conn_of(self._thread())
+
+    def _conn_of(self, local: _Local) -> DBConnection:
+        """``local``'s connection, opened on first use (and again after it broke)."""
+        conn = local.conn
+        if conn is not None and not (self._closable and getattr(conn, "closed", False)):
+            return conn
+        if conn is not None:
             self._discard()
-            conn = None
-        if conn is None:
-            if self._closed:
-                raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
-                                      f"this {self.dialect.name} store was closed")
-            conn = self._guard(self._connect)
-            fin = weakref.finalize(threading.current_thread(), _close_quietly, conn)
-            fin.atexit = False
-            self._local.conn, self._local.fin = conn, fin
-            with self._all_lock:
-                self._all = [f for f in self._all if f.alive]
-                self._all.append(fin)
+        if self._closed:
+            raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+                                  f"this {self.dialect.name} store was closed")
+        conn = self._guard(self._connect)
+        self._closable = self._closable or hasattr(conn, "closed")
+        fin = weakref.finalize(threading.current_thread(), _close_quietly, conn)
+        fin.atexit = False
+        local.conn, local.fin = conn, fin
+        with self._all_lock:
+            self._all = [f for f in self._all if f.alive]
+            self._all.append(fin)
         return conn
 
     def _discard(self) -> None:
         """Close and forget this thread's connection (it failed); the next call opens anew."""
-        fin = getattr(self._local, "fin", None)
-        self._local.conn = self._local.fin = None
+        local = self._local
+        fin, local.conn, local.fin = local.fin, None, None
         if fin is not None:
             fin()
 
@@ -349,7 +365,7 @@ class SqlStore:
             fins, self._all = self._all, []
         for fin in fins:
             fin()
-        self._local = threading.local()
+        self._local = _Local()
 
     def _guard(self, fn: Callable[[], DBConnection]) -> DBConnection:
         try:
@@ -378,8 +394,7 @@ class SqlStore:
 
     # transactions
 
-    @contextmanager
-    def unit_of_work(self) -> Iterator[None]:
+    def unit_of_work(self) -> AbstractContextManager[None]:
         """One write transaction for every store call this thread makes inside it, on any
         facet: their rows commit together, once, when the block ends -- one durable commit (one
         fsync on SQLite) instead of one per call -- or, if the block raises or any statement in
@@ -389,32 +404,7 @@ class SqlStore:
         ``store_unavailable`` as usual, and the unit then commits nothing even if the caller
         went on (a failed statement may have aborted the transaction).  Nested units join the
         outermost one.  :meth:`commit_so_far` commits the unit's writes so far and goes on."""
-        local = self._local
-        if getattr(local, "unit", None) is not None:
-            yield
-            return
-        committed = False
-        try:
-            with self.transaction(write=True) as conn:
-                local.unit, local.unit_failed, local.unit_open = conn, False, True
-                local.unit_conflict = local.unit_committed = False
-                try:
-                    try:
-                        yield
-                    except Exception:
-                        if local.unit_conflict:  # the conflict is the cause: say so
-                            self._check_unit()
-                        raise
-                    self._check_unit()
-                finally:
-                    committed, local.unit = local.unit_committed, None
-        except StoreConflict as exc:
-            if not committed:
-                raise
-            raise PausepointError(  # never run again: part of it is committed
-                ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
-                f"the {self.dialect.name} store aborted the rest of this unit of work to break "
-                "a conflict; what it committed before stays committed") from exc
+        return _Unit(self)
 
     def commit_so_far(self) -> None:
         """Inside a unit of work: commit its writes so far -- durably, exactly as the unit's
@@ -422,8 +412,8 @@ class SqlStore:
         (``BEGIN IMMEDIATE`` on SQLite, so nothing holds the write lock in between).  Outside a
         unit: nothing to do.  A unit whose statement failed commits nothing here either
         (``store_unavailable``); a failure of the commit itself spoils the rest of the unit."""
-        local = self._local
-        conn = getattr(local, "unit", None)
+        local = self._thread()
+        conn = local.unit
         if conn is None or not local.unit_open:
             return
         self._check_unit()
@@ -461,39 +451,13 @@ class SqlStore:
                 f"a write of this unit of work failed on the {self.dialect.name} store; "
                 "nothing of the unit since its last commit was committed")
 
-    @contextmanager
-    def transaction(self, write: bool, single: bool = False) -> Iterator[DBConnection]:
+    def transaction(self, write: bool, single: bool = False) -> AbstractContextManager[
+            DBConnection]:
         """One transaction on this thread's connection, committed on success and rolled back
         on any error; driver errors become ``store_unavailable``.  ``single``: the caller runs
         exactly one statement, which commits by itself where the dialect allows it.  Inside
         :meth:`unit_of_work` it is the unit's transaction, which commits when the unit ends."""
-        conn = self._conn()
-        local = self._local
-        if getattr(local, "unit", None) is conn:
-            try:
-                if not local.unit_open:  # the unit's next transaction, after commit_so_far
-                    self._check_unit()
-                    if self.dialect.begin_write is not None:
-                        conn.execute(self.dialect.begin_write)
-                    local.unit_open = True
-                yield conn
-            except self.dialect.errors as exc:
-                raise self._unit_failure(exc) from exc
-            return
-        alone = single and self.dialect.statement_commits
-        committing = alone  # a lone statement commits as it runs: a failure there is unknown
-        try:
-            if write and not alone and self.dialect.begin_write is not None:
-                conn.execute(self.dialect.begin_write)
-            yield conn
-            committing = True
-            conn.commit()
-        except self.dialect.errors as exc:
-            self._rollback(conn)
-            raise self._unavailable(exc, committing and write) from exc
-        except BaseException:
-            self._rollback(conn)
-            raise
+        return _Transaction(self, write, single)
 
     def _rollback(self, conn: DBConnection) -> None:
         try:
@@ -502,6 +466,9 @@ class SqlStore:
             self._discard()
 
     def execute(self, conn: DBConnection, query: str, params: Sequence[Any] = ()) -> Any:
+        """Run ``query`` (written with ``?``) on ``conn``; its cursor, valid until the next
+        statement on ``conn`` (the PostgreSQL store reuses one cursor per connection).  Every
+        text parameter is checked first: no NUL, no lone surrogate (``input.bounded``)."""
         # the text parameters joined (joining makes no NUL nor surrogate): a NUL is found by
         # memchr, and only text that is not ASCII can hold a surrogate
         text = "".join([v for v in params if isinstance(v, str)])
@@ -510,10 +477,16 @@ class SqlStore:
                 ErrorCode.INPUT_INVALID, "input.bounded",
                 "a value holds a NUL or a lone surrogate; no store keeps it as the same "
                 "text, so nothing was written")
-        return conn.execute(self.dialect.sql(query), tuple(params))
+        dialect = self.dialect
+        if dialect.placeholder != "?":
+            sql = self._texts.get(query)
+            if sql is None:
+                sql = self._texts[query] = dialect.sql(query)
+            query = sql
+        return conn.execute(query, params if type(params) is tuple else tuple(params))
 
     def read(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self.transaction(write=False) as conn:
+        with _Transaction(self, False, False) as conn:
             cur = self.execute(conn, query, params)
             rows: list[Any] = cur.fetchall()
             cur.close()
@@ -521,7 +494,7 @@ class SqlStore:
 
     def write(self, query: str, params: Sequence[Any] = ()) -> int:
         """Run one statement in its own committed transaction; return its row count."""
-        with self.transaction(write=True, single=True) as conn:
+        with _Transaction(self, True, True) as conn:
             cur = self.execute(conn, query, params)
             count: int = cur.rowcount
             cur.close()
@@ -544,6 +517,151 @@ class SqlStore:
 
 
 _NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
+
+_PID: Final = [os.getpid()]
+"""This process's id, renewed in a forked child (by the fork handler below): the stores' fork
+check reads it instead of asking the system each time."""
+
+
+def _forked() -> None:
+    _PID[0] = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+class _Local(threading.local):
+    """A thread's state in one store: its connection, and its unit of work, if one is open."""
+
+    conn: DBConnection | None = None
+    fin: weakref.finalize[[DBConnection], threading.Thread] | None = None
+    unit: DBConnection | None = None
+    """The unit of work's connection while one is open (:meth:`SqlStore.unit_of_work`)."""
+    unit_open = False
+    """The unit's transaction is open (not yet committed by ``commit_so_far``)."""
+    unit_failed = False
+    unit_conflict = False
+    unit_committed = False
+
+
+class _Transaction:
+    """:meth:`SqlStore.transaction`: a plain class, not a generator -- the store enters one for
+    every statement."""
+
+    __slots__ = ("_alone", "_conn", "_in_unit", "_s", "_write")
+
+    def __init__(self, store: SqlStore, write: bool, single: bool) -> None:
+        self._s, self._write = store, write
+        self._alone = single and store.dialect.statement_commits
+        """A lone statement commits as it runs (a failure there is of unknown outcome)."""
+
+    def __enter__(self) -> DBConnection:
+        s = self._s
+        local = s._thread()
+        conn = local.unit
+        if conn is not None:  # the unit's transaction, which commits when the unit ends
+            self._in_unit = True
+            if not local.unit_open:  # the unit's next transaction, after commit_so_far
+                s._check_unit()
+                begin = s.dialect.begin_write
+                try:
+                    if begin is not None:
+                        conn.execute(begin)
+                except s.dialect.errors as exc:
+                    raise s._unit_failure(exc) from exc
+                local.unit_open = True
+            self._conn = conn
+            return conn
+        self._in_unit = False
+        conn = self._conn = s._conn_of(local)
+        begin = s.dialect.begin_write
+        if self._write and not self._alone and begin is not None:
+            try:
+                conn.execute(begin)
+            except s.dialect.errors as exc:
+                s._rollback(conn)
+                raise s._unavailable(exc) from exc
+        return conn
+
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        s = self._s
+        errors = s.dialect.errors
+        if self._in_unit:
+            if exc is not None and isinstance(exc, errors):
+                raise s._unit_failure(exc) from exc
+            return
+        conn = self._conn
+        if exc is None:
+            if self._alone:  # committed by the server as it ran: nothing left to commit
+                return
+            try:
+                conn.commit()
+            except errors as err:
+                s._rollback(conn)
+                raise s._unavailable(err, self._write) from err
+            return
+        s._rollback(conn)
+        if isinstance(exc, errors):
+            raise s._unavailable(exc, self._alone and self._write) from exc
+
+
+class _Unit:
+    """:meth:`SqlStore.unit_of_work`."""
+
+    __slots__ = ("_local", "_s", "_tx")
+
+    def __init__(self, store: SqlStore) -> None:
+        self._s = store
+        self._tx: _Transaction | None = None
+
+    def __enter__(self) -> None:
+        s = self._s
+        local = s._thread()
+        if local.unit is not None:  # nested: joins the outermost unit
+            return
+        tx = _Transaction(s, True, False)
+        conn = tx.__enter__()
+        self._tx, self._local = tx, local
+        local.unit, local.unit_failed, local.unit_open = conn, False, True
+        local.unit_conflict = local.unit_committed = False
+
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        tx = self._tx
+        if tx is None:
+            return
+        local = self._local
+        committed = local.unit_committed
+        try:
+            verdict: BaseException | None = None
+            try:
+                # a failed statement decides the unit: at its end, and when the conflict it
+                # met is the cause of what the block raised (say so)
+                if exc is None or (isinstance(exc, Exception) and local.unit_conflict):
+                    self._s._check_unit()
+            except PausepointError as err:
+                verdict = err
+            finally:
+                committed, local.unit = local.unit_committed, None
+            if verdict is None:
+                tx.__exit__(typ, exc, tb)
+                if exc is not None and isinstance(exc, StoreConflict) and committed:
+                    raise self._partly(exc) from exc
+                return
+            tx.__exit__(type(verdict), verdict, verdict.__traceback__)
+            raise verdict
+        except StoreConflict as err:
+            if not committed:
+                raise
+            raise self._partly(err) from err
+
+    def _partly(self, exc: StoreConflict) -> PausepointError:
+        """Never run again: part of the unit is committed."""
+        return PausepointError(
+            ErrorCode.STORE_UNAVAILABLE, "durability.commit-per-change",
+            f"the {self._s.dialect.name} store aborted the rest of this unit of work to break "
+            "a conflict; what it committed before stays committed")
 
 
 def _close_quietly(conn: DBConnection) -> None:
