@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Final
+from typing import Any, Final
 
 import psycopg
 import psycopg.errors
@@ -55,6 +55,31 @@ _SCHEMA_OBJECTS: Final[tuple[str, ...]] = tuple(
 """Every table and index :func:`~pausepoint.stores.sql.schema` creates, by name."""
 
 
+class _Cursor(psycopg.Cursor[tuple[Any, ...]]):
+    """The one cursor of a store connection: ``close`` keeps it open for the next statement
+    (the results it holds go with that statement's)."""
+
+    def close(self) -> None:
+        pass
+
+
+class _Connection(psycopg.Connection[tuple[Any, ...]]):
+    """A psycopg connection whose ``execute`` runs every statement on one cursor instead of a
+    new one each time (no cursor and adapter map to build per statement): what it returns is
+    valid until the connection's next statement, which is how the store reads it."""
+
+    _cursor: _Cursor | None = None
+
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
+                binary: bool = False) -> Any:
+        cur = self._cursor
+        if cur is None or binary:
+            if binary:
+                return super().execute(query, params, prepare=prepare, binary=binary)
+            cur = self._cursor = _Cursor(self)
+        return cur.execute(query, params, prepare=prepare)
+
+
 class PostgresStore(SqlStore):
     """Every store port in one PostgreSQL database (``durable = True``).
 
@@ -88,8 +113,9 @@ class PostgresStore(SqlStore):
         if int(present[0][0]) != len(_SCHEMA_OBJECTS):
             super().create_schema()
 
-    def _open(self) -> psycopg.Connection[tuple[object, ...]]:
-        conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self.connect_timeout)
+    def _open(self) -> psycopg.Connection[tuple[Any, ...]]:
+        conn = _Connection.connect(self.dsn, autocommit=True,
+                                   connect_timeout=self.connect_timeout)
         try:
             if self.namespace is not None:
                 assert POSTGRES.schema_lock is not None and POSTGRES.begin_write is not None

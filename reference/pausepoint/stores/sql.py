@@ -30,6 +30,8 @@ Guarantees, for every facet:
 
 from __future__ import annotations
 
+import itertools
+import operator
 import os
 import re
 import threading
@@ -217,16 +219,18 @@ _RUN_NAMES: Final = tuple(c for c, _t in RUN_COLUMNS)
 _RUN_SELECT: Final = f"SELECT {', '.join(_RUN_NAMES)} FROM {RUNS}"
 
 
+_CLAIM_NAMES: Final = tuple(f for f, _c, _t in CLAIM_COLUMNS)
+_claim_values: Final[Callable[[Claims], tuple[Any, ...]]] = operator.attrgetter(*_CLAIM_NAMES)
+"""A claims' values in column order."""
+
+
 def pause_to_row(r: PauseRecord) -> tuple[Any, ...]:
     s = r.state
     return (
-        *(getattr(r.claims, f) for f, _c, _t in CLAIM_COLUMNS),
+        *_claim_values(r.claims),
         r.kid, r.token, r.payload, s.phase.value, s.expires_at, int(s.turn_recorded),
         s.response_digest, s.consumed_at, r.parent_run_id, r.result, r.version,
     )
-
-
-_CLAIM_TYPES: Final = {f.name: typing.get_type_hints(Claims)[f.name] for f in attrs.fields(Claims)}
 
 
 def _corrupt(what: str, exc: Exception) -> PausepointError:
@@ -234,31 +238,39 @@ def _corrupt(what: str, exc: Exception) -> PausepointError:
                            f"a stored {what} row is not a valid record ({type(exc).__name__})")
 
 
-def _exact(value: Any, typ: type, nullable: bool = False) -> Any:
-    if (value is None and nullable) or (type(value) is typ):
-        return value
-    raise TypeError(f"{typ.__name__} expected, found {type(value).__name__}")
+_NULLABLE: Final = object()
+
+
+def _row_types(*columns: type | tuple[type, object]) -> frozenset[tuple[type, ...]]:
+    """Every tuple of exact Python types a row of these columns may come back with (a column
+    ``(t, _NULLABLE)`` is ``t`` or NULL): one set lookup checks a whole row."""
+    kinds = [(c[0], type(None)) if isinstance(c, tuple) else (c,) for c in columns]
+    return frozenset(itertools.product(*kinds))
+
+
+_CLAIM_TYPES: Final = {f.name: typing.get_type_hints(Claims)[f.name] for f in attrs.fields(Claims)}
+_PAUSE_ROW: Final = _row_types(
+    *(_CLAIM_TYPES[f] for f in _CLAIM_NAMES),
+    str, str, str, str, int, int, (str, _NULLABLE), (int, _NULLABLE), str, (str, _NULLABLE), int)
+"""kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
+parent_run_id, result, version after the claims: what :func:`pause_to_row` writes."""
+_N_CLAIMS: Final = len(_CLAIM_NAMES)
 
 
 def row_to_pause(row: Sequence[Any]) -> PauseRecord:
-    """The record of a ledger row; ``store_corrupt`` if the row is not one this store wrote."""
+    """The record of a ledger row; ``store_corrupt`` if the row is not one this store wrote
+    (every column of exactly the type written, the phase one of the lifecycle's)."""
+    if tuple(map(type, row)) not in _PAUSE_ROW:
+        raise _corrupt("ledger", TypeError("a column of another type"))
+    (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
+     parent_run_id, result, version) = row[_N_CLAIMS:]
     try:
-        n = len(CLAIM_COLUMNS)
-        claims = Claims(**{f: _exact(row[i], _CLAIM_TYPES[f])
-                           for i, (f, _c, _t) in enumerate(CLAIM_COLUMNS)})
-        (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
-         parent_run_id, result, version) = row[n:]
-        return PauseRecord(
-            claims=claims, kid=_exact(kid, str), token=_exact(token, str),
-            payload=_exact(payload, str),
-            state=PauseState(phase=Phase(phase), expires_at=_exact(expires_at, int),
-                             turn_recorded=bool(_exact(turn_recorded, int)),
-                             response_digest=_exact(response_digest, str, nullable=True),
-                             consumed_at=_exact(consumed_at, int, nullable=True)),
-            parent_run_id=_exact(parent_run_id, str), result=_exact(result, str, nullable=True),
-            version=_exact(version, int))
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        state = PauseState(Phase(phase), expires_at, bool(turn_recorded), response_digest,
+                           consumed_at)
+    except ValueError as exc:
         raise _corrupt("ledger", exc) from None
+    return PauseRecord(Claims(*row[:_N_CLAIMS]), kid, token, payload, state, parent_run_id,
+                       result, version)
 
 
 def run_to_row(r: RunRecord) -> tuple[Any, ...]:
@@ -824,6 +836,9 @@ class ConsumingSqlLedger(SqlLedger):
     planner scans the checkpoints for a ``RETURNING`` sub-select correlated with the updated
     row)."""
 
+    _RETURNED: Final = _row_types(str, str, str, (str, _NULLABLE), int)
+    """The types of what :attr:`CONSUME` returns, but the turn's."""
+
     def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
                 checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
         """Write ``new`` over the pause of ``claims`` and ``token`` only if its state is
@@ -831,7 +846,7 @@ class ConsumingSqlLedger(SqlLedger):
         its checkpoint (read by ``checkpoints`` when it is not this store's own), or None when
         the write did not land (nothing changed)."""
         params = (new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
-                  new.consumed_at, *(getattr(claims, f) for f, _c, _t in CLAIM_COLUMNS), token,
+                  new.consumed_at, *_claim_values(claims), token,
                   expected.phase.value, expected.expires_at, int(expected.turn_recorded),
                   expected.response_digest, expected.consumed_at, claims.checkpoint_id)
         with self._s.transaction(write=True, single=True) as conn:
@@ -840,14 +855,11 @@ class ConsumingSqlLedger(SqlLedger):
             cur.close()
         if not rows:
             return None
-        try:
-            kid, payload, parent_run_id, result, version, turn = rows[0]
-            record = PauseRecord(
-                claims=claims, kid=_exact(kid, str), token=token, payload=_exact(payload, str),
-                state=new, parent_run_id=_exact(parent_run_id, str),
-                result=_exact(result, str, nullable=True), version=_exact(version, int))
-        except (ValueError, TypeError) as exc:
-            raise _corrupt("ledger", exc) from None
+        row = rows[0]
+        if tuple(map(type, row[:5])) not in self._RETURNED:
+            raise _corrupt("ledger", TypeError("a column of another type"))
+        kid, payload, parent_run_id, result, version, turn = row
+        record = PauseRecord(claims, kid, token, payload, new, parent_run_id, result, version)
         if checkpoints is not self._s.checkpoints:
             return record, checkpoints.read(claims.checkpoint_id)
         return record, None if turn is None else str(turn)
