@@ -774,6 +774,81 @@ def test_a_finished_threads_connection_is_closed(durable_backend: Backend) -> No
     assert [store.runs.get(f"r{i}") for i in range(3)] == [run_record(f"r{i}") for i in range(3)]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_never_uses_its_parents_connection(durable_backend: Backend) -> None:
+    """A child forked from a process that used the store opens a connection of its own (a
+    libpq connection shared by two processes would mix their messages on one socket), writes
+    through it, and leaves the parent's connection working (``durability.commit-per-change``)."""
+    store = durable_backend.store
+    assert isinstance(store, SqlStore)
+    store.ledger.issue(record("int-1"))
+    parent_conn = store._conn()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave without running the parent's teardown
+        verdict = b"0"
+        try:
+            os.close(read_end)
+            own = store._conn() is not parent_conn
+            wrote = store.ledger.issue(record("int-2"))
+            verdict = b"1" if own and wrote else b"0"
+        finally:
+            os.write(write_end, verdict)
+            os._exit(0)
+    os.close(write_end)
+    verdict = os.read(read_end, 1)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert verdict == b"1"
+    assert store._conn() is parent_conn
+    assert store.ledger.get("int-1") == record("int-1")
+    assert store.ledger.get("int-2") == record("int-2")
+
+
+def test_outstanding_pauses_are_read_through_their_partial_index(tmp_path: Path) -> None:
+    """Only an outstanding pause has an entry in the index of outstanding pauses -- a pause
+    that leaves them (consumed, expired, cancelled) inserts into one index fewer -- and both
+    reads of outstanding pauses use it; a file made with the former full phase index loses
+    that one when opened (``token.rotation.drain``)."""
+    path = tmp_path / "index.db"
+    store = SqliteStore(path)
+    store.ledger.issue(record("int-1"))
+    with store.transaction(write=True) as conn:
+        conn.execute("CREATE INDEX pausepoint_pauses_phase ON pausepoint_pauses (phase, kid)")
+    store.close()
+    store = SqliteStore(path)
+    try:
+        seen: list[tuple[str, Any]] = []
+        execute = store.execute
+
+        def traced(conn: Any, query: str, params: Any = ()) -> Any:
+            seen.append((query, params))
+            return execute(conn, query, params)
+
+        with store.transaction(write=False) as conn:
+            assert isinstance(conn, sqlite3.Connection)
+            names = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE tbl_name = 'pausepoint_pauses' "
+                "AND type = 'index' AND sql IS NOT NULL")}
+        assert names == {"pausepoint_pauses_run", "pausepoint_pauses_outstanding"}
+        store.execute = traced  # type: ignore[method-assign]
+        assert [p.interrupt_id for p in store.ledger.outstanding()] == ["int-1"]
+        assert store.ledger.outstanding_for_key("k1") == 1
+        assert store.ledger.transition("int-1", 0, CONSUMED)
+        assert store.ledger.outstanding_for_key("k1") == 0
+        del store.execute
+        with store.transaction(write=False) as conn:
+            entries = conn.execute("SELECT count(*) FROM pausepoint_pauses INDEXED BY "
+                                   "pausepoint_pauses_outstanding WHERE phase IN "
+                                   "('paused', 'resumable', 'unknown_outcome')").fetchone()
+            plans = [" ".join(str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + q, p))
+                     for q, p in seen if q.startswith("SELECT")]
+        assert entries == (0,)
+        assert len(plans) == 3 and all("pausepoint_pauses_outstanding" in p for p in plans), plans
+    finally:
+        store.close()
+
+
 def test_sqlite_refuses_an_in_memory_database() -> None:
     """An in-memory SQLite database is neither durable nor shared between the per-thread
     connections, so it is refused (``wiring.consistent``)."""
