@@ -42,6 +42,7 @@ from pausepoint.core.ports import (
     RunStore,
 )
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle, open_store
+from pausepoint.stores.sql import _OUTSTANDING_SQL as OUTSTANDING_SQL
 from pausepoint.stores.sql import SqlStore
 from pg import pg_dsn
 
@@ -839,8 +840,8 @@ def test_outstanding_pauses_are_read_through_their_partial_index(tmp_path: Path)
         del store.execute
         with store.transaction(write=False) as conn:
             entries = conn.execute("SELECT count(*) FROM pausepoint_pauses INDEXED BY "
-                                   "pausepoint_pauses_outstanding WHERE phase IN "
-                                   "('paused', 'resumable', 'unknown_outcome')").fetchone()
+                                   "pausepoint_pauses_outstanding WHERE " + OUTSTANDING_SQL
+                                   ).fetchone()
             plans = [" ".join(str(r[3]) for r in conn.execute("EXPLAIN QUERY PLAN " + q, p))
                      for q, p in seen if q.startswith("SELECT")]
         assert entries == (0,)

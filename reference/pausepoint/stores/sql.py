@@ -173,7 +173,9 @@ def _outstanding_sql() -> str:
     condition is the index's own, word for word -- parameters would hide it from the planner."""
     phases = sorted(p.value for p in OUTSTANDING)
     assert all(re.fullmatch("[a-z_]+", p) for p in phases)
-    return f"phase IN ({', '.join(repr(p) for p in phases)})"
+    # OR, not IN: SQLite evaluates an IN list by building a temporary table -- on every
+    # write to the pauses, for the index
+    return "(" + " OR ".join(f"phase = '{p}'" for p in phases) + ")"
 
 
 _OUTSTANDING_SQL: Final = _outstanding_sql()
@@ -512,7 +514,8 @@ class SqlStore:
         return conn.execute(query, params if type(params) is tuple else tuple(params))
 
     def read(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
-        with _Transaction(self, False, False) as conn:
+        """Run one query (in its own transaction, or the unit's); return its rows."""
+        with _Transaction(self, False, True) as conn:
             cur = self.execute(conn, query, params)
             rows: list[Any] = cur.fetchall()
             cur.close()
