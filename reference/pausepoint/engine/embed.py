@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
@@ -167,10 +168,13 @@ class RunContext:
 class _Seen:
     """What a resume already read and wrote of its pause's step, handed to the continuation in
     the same unit instead of read again: the step's pauses (read once, after the answer was
-    kept) and the answers the resume kept itself (their JSON text, by interrupt id)."""
+    kept), the answers the resume kept itself (their JSON text, by interrupt id), and the run
+    with its continuation data as the unit read it (None: read it)."""
 
     pauses: Sequence[PauseRecord]
     kept: Mapping[str, str]
+    run: RunRecord | None = None
+    state: dict[str, Any] | None = None
 
 
 class _StoreFailed(BaseException):
@@ -233,6 +237,8 @@ class Engine:
         self.runner = Runner()
         """The runner each invocation of a run goes through."""
         self._store_units = isinstance(deployment.store, Units)
+        self._saved = threading.local()
+        """``run``: the run as this thread's drive last wrote it (:meth:`_save`)."""
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -299,10 +305,11 @@ class Engine:
         text = canonical_json(answer)
         self.owned.keep_answer(rec, text)
         self._answer_kept(rec)
-        # the step's pauses, read once; the answer just kept stays in hand when this unit
-        # consumed the pause in its own transaction (nobody else can have kept one for it)
-        seen = _Seen(self.owned.step_pauses(rec),
-                     {rec.interrupt_id: text} if self._one_unit() and not out.replayed else {})
+        # the step's pauses, read once; the answer just kept and the run stay in hand when this
+        # unit consumed the pause in its own transaction (nobody else can have kept one for it,
+        # nor write the run before the unit commits)
+        seen = self._seen(rec, text) if self._one_unit() and not out.replayed else \
+            _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
             # another answer of the step is still awaited
             return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
@@ -511,10 +518,12 @@ class Engine:
         among resumers and restarters).  ``seen``: what the resume read and kept of the step
         (None: read it)."""
         svc = self.deployment.service
-        run = svc.runs.get(rec.run_id)
+        run = seen.run if seen is not None and seen.run is not None else \
+            svc.runs.get(rec.run_id)
         if run is None:
             return self._result(rec.run_id)
-        state: dict[str, Any] = json.loads(run.state)
+        state: dict[str, Any] = seen.state if seen is not None and seen.state is not None \
+            else json.loads(run.state)
         if isinstance(runs.step(run.run_state, self.owned.continuation(
                 self._belongs(rec, run, state))), runs.Refusal):
             return self._result(rec.run_id)  # not paused, or a step the run has left
@@ -528,6 +537,20 @@ class Engine:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
+
+    def _seen(self, rec: PauseRecord, text: str) -> _Seen:
+        """What a resume that consumed ``rec`` and kept its answer ``text`` in this unit knows
+        of the step: the run (read now, once, for the continuation too) and the step's pauses
+        -- ``rec`` alone, not read, when the run is paused at ``rec``'s step having asked it
+        alone there (:meth:`_ask` notes how many questions a step asked; every pause of the
+        step carries the step's checkpoint, unique to it, so no other pause has it)."""
+        run = self.deployment.service.runs.get(rec.run_id)
+        state: dict[str, Any] | None = None if run is None else json.loads(run.state)
+        alone = (state is not None and state.get("asked") == 1
+                 and rec.interrupt_id == f"{rec.run_id}/{state['step']}/0"
+                 and rec.claims.checkpoint_id == f"{rec.run_id}@{state['step']}")
+        return _Seen([rec] if alone else self.owned.step_pauses(rec), {rec.interrupt_id: text},
+                     run, state)
 
     def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any],
                  seen: _Seen) -> None:
@@ -568,6 +591,7 @@ class Engine:
         new = self.owned.write(run, event, _state_json(state))
         if new is None:
             self._lost(run.run_id)
+        self._saved.run = new
         return new
 
     def _drive(self, owned: RunRecord) -> RunResult:
@@ -592,6 +616,7 @@ class Engine:
             self.trace.emit("execute", run=run_id)
             return output
 
+        self._saved.run = None
         try:
             events = self.runner.invoke(RunIdentity(run_id, owned.root_run_id), body)
         except Lost:
@@ -608,9 +633,22 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        run = self.deployment.service.runs.get(run_id)
+        run = self._written(run_id, events)
+        if run is None:
+            run = self.deployment.service.runs.get(run_id)
         return self._result(run_id, state.get("output"), events, run,
                             self._asked(owned, run, events))
+
+    def _written(self, run_id: str, events: Sequence[RunEvent]) -> RunRecord | None:
+        """The run as the drive that just stopped left it, known without a read: in one unit
+        (no one else writes the row before it commits), once the drive paused or finished the
+        run -- each of which it does with a write of the run, its last (:meth:`_save`).  None:
+        read it."""
+        saved: RunRecord | None = getattr(self._saved, "run", None)
+        if saved is None or saved.run_id != run_id or not events or not self._one_unit() \
+                or events[-1].kind not in (EventKind.DONE, EventKind.PAUSED):
+            return None
+        return saved
 
     def _asked(self, owned: RunRecord, run: RunRecord | None,
                events: Sequence[RunEvent]) -> tuple[PendingInterrupt, ...] | None:
@@ -704,6 +742,7 @@ class Engine:
                 self._lost(run.run_id)
             raise
         state["step"] = step
+        state.pop("asked", None)  # a recovery pause is no question of the step
         self._save(run, state, runs.Suspend(run.epoch))
         raise InvocationPaused((self._publish(rec),))
 
@@ -740,7 +779,7 @@ class Engine:
                 elif turn is not None and rec.state.turn_recorded:  # written with the pause
                     self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
                 taken.append(self._publish(rec))
-            state["step"] = n
+            state["step"], state["asked"] = n, len(questions)
             self._save(run, state, runs.Suspend(run.epoch))
         except InvocationCancelled:  # cancelled while asking: these pauses go with the run
             for p in taken:
