@@ -238,7 +238,9 @@ class Engine:
         """The runner each invocation of a run goes through."""
         self._store_units = isinstance(deployment.store, Units)
         self._saved = threading.local()
-        """``run``: the run as this thread's drive last wrote it (:meth:`_save`)."""
+        """``run``: the run as this thread's drive last wrote it (:meth:`_save`); ``claim``:
+        a continuation's take-over of the run not written yet (:meth:`_continue`)."""
+        self._serial = getattr(deployment.store, "serial_units", False) is True
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -524,19 +526,43 @@ class Engine:
             return self._result(rec.run_id)
         state: dict[str, Any] = seen.state if seen is not None and seen.state is not None \
             else json.loads(run.state)
-        if isinstance(runs.step(run.run_state, self.owned.continuation(
-                self._belongs(rec, run, state))), runs.Refusal):
+        event = self.owned.continuation(self._belongs(rec, run, state))
+        taken = runs.step(run.run_state, event)
+        if isinstance(taken, runs.Refusal):
             return self._result(rec.run_id)  # not paused, or a step the run has left
         if seen is None:
             seen = _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
         self._deliver(rec, run, state, seen)
-        claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
+        if self._serial and self._one_unit():
+            # the claim is written with the drive's first write, conditional on the row read
+            # here: in a unit of a store that serialises units, no one writes the row between
+            claimed = run.evolve(taken.state, _state_json(state))
+            self._saved.claim = (run, claimed)
+            try:
+                return self._drive(claimed)
+            finally:
+                self._saved.claim = None
+        claimed = self.owned.take(run, event, _state_json(state))
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
+
+    def _claim(self) -> None:
+        """Write the continuation's take-over of the run (:meth:`_continue`) if it is not
+        written yet: before the drive's first store call other than its write of the run
+        (a pause fenced by its epoch, an effect's journal, a read of the run)."""
+        claim: tuple[RunRecord, RunRecord] | None = getattr(self._saved, "claim", None)
+        if claim is None:
+            return
+        stored, claimed = claim
+        took = self.deployment.service.runs.replace(stored, claimed)
+        self._saved.claim = None  # written, or refused (a store failure leaves it unwritten)
+        if not took:
+            self._lost(claimed.run_id)
+        self.trace.emit("continue", run=claimed.run_id)
 
     def _seen(self, rec: PauseRecord, text: str) -> _Seen:
         """What a resume that consumed ``rec`` and kept its answer ``text`` in this unit knows
@@ -587,10 +613,20 @@ class Engine:
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
         """Write the run's progress under the epoch it was read with: a conditional write that
-        a driver who lost the run cannot make (run.ownership.fencing)."""
-        new = self.owned.write(run, event, _state_json(state))
+        a driver who lost the run cannot make (run.ownership.fencing).  The first write of a
+        continuation's drive writes its take-over with it (:meth:`_continue`)."""
+        claim: tuple[RunRecord, RunRecord] | None = getattr(self._saved, "claim", None)
+        stored = None
+        if claim is not None and claim[1] is run:
+            stored = claim[0]
+        else:
+            self._claim()
+        new = self.owned.write(run, event, _state_json(state), stored)
+        self._saved.claim = None
         if new is None:
             self._lost(run.run_id)
+        if stored is not None:
+            self.trace.emit("continue", run=run.run_id)
         self._saved.run = new
         return new
 
@@ -619,9 +655,12 @@ class Engine:
         self._saved.run = None
         try:
             events = self.runner.invoke(RunIdentity(run_id, owned.root_run_id), body)
-        except Lost:
+            self._claim()  # the drive stopped before any write: its take-over all the same
+        except (Lost, InvocationCancelled):
             return self._result(run_id)
-        except _StoreFailed:
+        except _StoreFailed as failed:
+            if getattr(self._saved, "claim", None) is not None:
+                raise failed.__cause__ from None  # it failed the take-over: as if it had
             return self._release(owned)
         if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
             failed = self.deployment.service.runs.get(run_id)
@@ -681,6 +720,7 @@ class Engine:
 
     def _effect(self, run: RunRecord, state: dict[str, Any], key: str,
                 fn: Callable[[], Any], step: int, emit: Emit) -> RunRecord:
+        self._claim()
         svc = self.deployment.service
         current = svc.runs.get(run.run_id)
         if current is None or current.status in runs.CANCELLED_OR_CANCELLING:
@@ -750,6 +790,7 @@ class Engine:
              questions: Sequence[tuple[str, Any]], tool_call_id: str) -> None:
         """Take the pauses of the questions asked at step ``n``, all or none, record their
         turn, let the run go and raise the pause signal."""
+        self._claim()
         svc = self.deployment.service
         binding = self._binding(run)
         checkpoint_id = self._checkpoint_id(run, state, n)
