@@ -220,6 +220,11 @@ class Engine:
     it; ``False``: every write commits on its own (a crash tool's broken variant that needs a
     death between writes a unit keeps together)."""
 
+    keeps_answer_first: bool = False
+    """Keep a resume's answer before its continuation even when the continuation takes the
+    run in the same transaction, the answer then in the run's continuation data (a subclass
+    that commits the answer before the continuation)."""
+
     trace: TraceSink = NO_TRACE
     """Where the engine reports what it does, one event per step (:mod:`pausepoint.engine
     .tracing`; off by default)."""
@@ -239,7 +244,8 @@ class Engine:
         self._store_units = isinstance(deployment.store, Units)
         self._saved = threading.local()
         """``run``: the run as this thread's drive last wrote it (:meth:`_save`); ``claim``:
-        a continuation's take-over of the run not written yet (:meth:`_continue`)."""
+        a continuation's take-over of the run not written yet (:meth:`_continue`); ``took``:
+        the resume's continuation wrote its take-over."""
         self._serial = getattr(deployment.store, "serial_units", False) is True
 
     @classmethod
@@ -305,7 +311,13 @@ class Engine:
         # the answer -- the validated one, not the raw input (resume.response.strict)
         answer = response if out.replayed else to_jsonable_python(out.answer)
         text = canonical_json(answer)
-        self.owned.keep_answer(rec, text)
+        # ... unless the continuation takes the run in this very transaction (a store that
+        # serialises units): the answer is then in the run's continuation data it writes, and
+        # kept only if it does not (below)
+        late = self._serial and self._one_unit() and not out.replayed and \
+            not self.keeps_answer_first
+        if not late:
+            self.owned.keep_answer(rec, text)
         self._answer_kept(rec)
         # the step's pauses, read once; the answer just kept and the run stay in hand when this
         # unit consumed the pause in its own transaction (nobody else can have kept one for it,
@@ -314,8 +326,13 @@ class Engine:
             _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
             # another answer of the step is still awaited
+            if late:
+                self.owned.keep_answer(rec, text)
             return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
+        self._saved.took = False
         result = attrs.evolve(self._continue(rec, seen), interrupt_id=rec.interrupt_id)
+        if late and not self._saved.took:  # not taken (no commit since the consume)
+            self.owned.keep_answer(rec, text)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
             svc.set_result(rec.interrupt_id, {
                 "status": result.status.value, "events": list(result.events),
@@ -562,6 +579,7 @@ class Engine:
         self._saved.claim = None  # written, or refused (a store failure leaves it unwritten)
         if not took:
             self._lost(claimed.run_id)
+        self._saved.took = True
         self.trace.emit("continue", run=claimed.run_id)
 
     def _seen(self, rec: PauseRecord, text: str) -> _Seen:
@@ -626,6 +644,7 @@ class Engine:
         if new is None:
             self._lost(run.run_id)
         if stored is not None:
+            self._saved.took = True
             self.trace.emit("continue", run=run.run_id)
         self._saved.run = new
         return new
