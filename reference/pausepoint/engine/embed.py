@@ -555,10 +555,10 @@ class Engine:
         if self._serial and self._one_unit():
             # the claim is written with the drive's first write, conditional on the row read
             # here: in a unit of a store that serialises units, no one writes the row between
-            claimed = run.evolve(taken.state, _state_json(state))
-            self._saved.claim = (run, claimed)
+            pending = run.evolve(taken.state, _state_json(state))
+            self._saved.claim = (run, pending)
             try:
-                return self._drive(claimed)
+                return self._drive(pending)
             finally:
                 self._saved.claim = None
         claimed = self.owned.take(run, event, _state_json(state))
@@ -677,9 +677,10 @@ class Engine:
             self._claim()  # the drive stopped before any write: its take-over all the same
         except (Lost, InvocationCancelled):
             return self._result(run_id)
-        except _StoreFailed as failed:
-            if getattr(self._saved, "claim", None) is not None:
-                raise failed.__cause__ from None  # it failed the take-over: as if it had
+        except _StoreFailed as stopped:
+            cause = stopped.__cause__
+            if getattr(self._saved, "claim", None) is not None and cause is not None:
+                raise cause from None  # it failed the take-over: as an unfused take-over's
             return self._release(owned)
         if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
             failed = self.deployment.service.runs.get(run_id)
