@@ -5,6 +5,7 @@ through starts, multi-question steps, effects, errors, replays and a restart."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -149,3 +150,33 @@ def test_the_comparison_catches_a_result_that_is_not_the_stores(broken: type[Eng
     finally:
         good.close()
         bad.close()
+
+
+def test_a_continuation_that_fails_before_it_writes_still_took_the_run(
+        any_store_spec: StoreSpec) -> None:
+    """Where the continuation's take-over is written with the drive's first write (a store
+    that serialises units), a drive that writes nothing -- the agent fails first -- still takes
+    the run: the run ends in error under the continuation's epoch, the answer delivered."""
+    engine = open_engine(any_store_spec, [])
+    engine.raise_errors = False
+    try:
+        started = engine.start("failing", 0, run_id="f")
+        done = engine.resume(started.pauses[0].token, {"fail": True})
+        run = engine.deployment.service.runs.get("f")
+        assert run is not None
+        assert (done.status, run.status, run.epoch) == ("error", "error", 2)
+        assert json.loads(run.state)["answers"] == {"f/0/0": {"fail": True}}
+    finally:
+        engine.close()
+
+
+def test_only_stores_that_serialise_units_say_so(any_store_spec: StoreSpec) -> None:
+    """A unit of work holds the store's write lock to its commit on SQLite and in memory, not
+    on PostgreSQL (row locks): only there may an engine write a take-over with the drive's
+    first write, decided on a row no one else can write meanwhile."""
+    engine = open_engine(any_store_spec, [])
+    try:
+        serial = getattr(engine.deployment.store, "serial_units", False)
+        assert serial is (any_store_spec.kind in ("memory", "sqlite"))
+    finally:
+        engine.close()
