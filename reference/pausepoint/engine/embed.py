@@ -208,8 +208,9 @@ class Engine:
     memory) a unit writes no row it would only overwrite: a continuation's claim of the run is
     written with the drive's first write of the run (claim and end: one conditional
     ``UPDATE``), or before the drive's first other store call; a resume's answer lives in the
-    run's continuation data the claim writes, kept on its own only if the run is not taken;
-    and an operation's result is the run as its last write left it, not read back.
+    run's continuation data the claim writes, kept on its own only if the run is not taken.
+    On every store an operation's result is the run as its unit's last write left it (the
+    row is the unit's until it commits), not read back.
 
     While a unit is open it holds the store's write lock on SQLite (``BEGIN IMMEDIATE``; on
     PostgreSQL only the rows it wrote are locked): from an operation's start to its first
