@@ -180,3 +180,32 @@ def test_only_stores_that_serialise_units_say_so(any_store_spec: StoreSpec) -> N
         assert serial is (any_store_spec.kind in ("memory", "sqlite"))
     finally:
         engine.close()
+
+
+def test_an_operation_inside_a_continuation_leaves_its_claim_alone(
+        any_store_spec: StoreSpec) -> None:
+    """An agent may drive another run from inside its own continuation (a resume of another
+    run's question, before its own first write): both runs go on, each taken once."""
+    tokens: dict[str, str] = {}
+
+    def inner(ctx: RunContext, data: Any) -> Any:
+        return ctx.ask("ask", {"n": 0})
+
+    def outer(ctx: RunContext, data: Any) -> Any:
+        answer = ctx.ask("ask", {"n": 1})
+        answered = engine.resume(tokens["inner"], {"n": 2})  # inside this drive
+        return [answer, answered.status.value, answered.output]
+
+    engine = Engine.open("memory:" if any_store_spec.kind == "memory" else any_store_spec.open(),
+                         agents={"inner": inner, "outer": outer},
+                         interactions=[Interaction("ask")], clock=ManualClock(0),
+                         signer=KeyRing.generate())
+    try:
+        tokens["inner"] = engine.start("inner", run_id="i").pauses[0].token
+        done = engine.resume(engine.start("outer", run_id="o").pauses[0].token, {"n": 1})
+        assert (done.status, done.output) == ("done", [{"n": 1}, "done", {"n": 2}])
+        for run_id in ("i", "o"):
+            run = engine.deployment.service.runs.get(run_id)
+            assert run is not None and (run.status, run.epoch) == ("done", 2)
+    finally:
+        engine.close()

@@ -564,6 +564,7 @@ class Engine:
             # the claim is written with the drive's first write, conditional on the row read
             # here: in a unit of a store that serialises units, no one writes the row between
             pending = run.evolve(taken.state, _state_json(state))
+            self._claim()  # an operation inside a drive's agent: the drive's claim first
             self._saved.claim = (run, pending)
             try:
                 return self._drive(pending)
