@@ -5,6 +5,7 @@ through starts, multi-question steps, effects, errors, replays and a restart."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -149,3 +150,62 @@ def test_the_comparison_catches_a_result_that_is_not_the_stores(broken: type[Eng
     finally:
         good.close()
         bad.close()
+
+
+def test_a_continuation_that_fails_before_it_writes_still_took_the_run(
+        any_store_spec: StoreSpec) -> None:
+    """Where the continuation's take-over is written with the drive's first write (a store
+    that serialises units), a drive that writes nothing -- the agent fails first -- still takes
+    the run: the run ends in error under the continuation's epoch, the answer delivered."""
+    engine = open_engine(any_store_spec, [])
+    engine.raise_errors = False
+    try:
+        started = engine.start("failing", 0, run_id="f")
+        done = engine.resume(started.pauses[0].token, {"fail": True})
+        run = engine.deployment.service.runs.get("f")
+        assert run is not None
+        assert (done.status, run.status, run.epoch) == ("error", "error", 2)
+        assert json.loads(run.state)["answers"] == {"f/0/0": {"fail": True}}
+    finally:
+        engine.close()
+
+
+def test_only_stores_that_serialise_units_say_so(any_store_spec: StoreSpec) -> None:
+    """A unit of work holds the store's write lock to its commit on SQLite and in memory, not
+    on PostgreSQL (row locks): only there may an engine write a take-over with the drive's
+    first write, decided on a row no one else can write meanwhile."""
+    engine = open_engine(any_store_spec, [])
+    try:
+        serial = getattr(engine.deployment.store, "serial_units", False)
+        assert serial is (any_store_spec.kind in ("memory", "sqlite"))
+    finally:
+        engine.close()
+
+
+def test_an_operation_inside_a_continuation_leaves_its_claim_alone(
+        any_store_spec: StoreSpec) -> None:
+    """An agent may drive another run from inside its own continuation (a resume of another
+    run's question, before its own first write): both runs go on, each taken once."""
+    tokens: dict[str, str] = {}
+
+    def inner(ctx: RunContext, data: Any) -> Any:
+        return ctx.ask("ask", {"n": 0})
+
+    def outer(ctx: RunContext, data: Any) -> Any:
+        answer = ctx.ask("ask", {"n": 1})
+        answered = engine.resume(tokens["inner"], {"n": 2})  # inside this drive
+        return [answer, answered.status.value, answered.output]
+
+    engine = Engine.open("memory:" if any_store_spec.kind == "memory" else any_store_spec.open(),
+                         agents={"inner": inner, "outer": outer},
+                         interactions=[Interaction("ask")], clock=ManualClock(0),
+                         signer=KeyRing.generate())
+    try:
+        tokens["inner"] = engine.start("inner", run_id="i").pauses[0].token
+        done = engine.resume(engine.start("outer", run_id="o").pauses[0].token, {"n": 1})
+        assert (done.status, done.output) == ("done", [{"n": 1}, "done", {"n": 2}])
+        for run_id in ("i", "o"):
+            run = engine.deployment.service.runs.get(run_id)
+            assert run is not None and (run.status, run.epoch) == ("done", 2)
+    finally:
+        engine.close()

@@ -293,6 +293,7 @@ class TappedBundle:
     def __init__(self, inner: StoreBundle, tap: Tap) -> None:
         self.inner = inner
         self.durable = inner.durable
+        self.serial_units: bool = getattr(inner, "serial_units", False)  # its units are the inner's
         self.ledger = cast(Ledger, _TappedFacet("ledger", inner.ledger, tap))
         self.checkpoints = cast(CheckpointStore,
                                 _TappedFacet("checkpoints", inner.checkpoints, tap))

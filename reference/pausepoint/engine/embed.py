@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
@@ -167,10 +168,13 @@ class RunContext:
 class _Seen:
     """What a resume already read and wrote of its pause's step, handed to the continuation in
     the same unit instead of read again: the step's pauses (read once, after the answer was
-    kept) and the answers the resume kept itself (their JSON text, by interrupt id)."""
+    kept), the answers the resume kept itself (their JSON text, by interrupt id), and the run
+    with its continuation data as the unit read it (None: read it)."""
 
     pauses: Sequence[PauseRecord]
     kept: Mapping[str, str]
+    run: RunRecord | None = None
+    state: dict[str, Any] | None = None
 
 
 class _StoreFailed(BaseException):
@@ -200,6 +204,14 @@ class Engine:
     unjournalled), and the rest -- its finish, the run's progress, the drive on -- goes on in
     the unit's next transaction.
 
+    On a store whose unit holds the write lock to its commit (``serial_units``: SQLite,
+    memory) a unit writes no row it would only overwrite: a continuation's claim of the run is
+    written with the drive's first write of the run (claim and end: one conditional
+    ``UPDATE``), or before the drive's first other store call; a resume's answer lives in the
+    run's continuation data the claim writes, kept on its own only if the run is not taken.
+    On every store an operation's result is the run as its unit's last write left it (the
+    row is the unit's until it commits), not read back.
+
     While a unit is open it holds the store's write lock on SQLite (``BEGIN IMMEDIATE``; on
     PostgreSQL only the rows it wrote are locked): from an operation's start to its first
     effect, between two effects, and from the last effect to the pause or the end, that is
@@ -215,6 +227,11 @@ class Engine:
     """Write each operation in one unit of work of the store (see above), its trace events in
     it; ``False``: every write commits on its own (a crash tool's broken variant that needs a
     death between writes a unit keeps together)."""
+
+    keeps_answer_first: bool = False
+    """Keep a resume's answer before its continuation even when the continuation takes the
+    run in the same transaction, the answer then in the run's continuation data (a subclass
+    that commits the answer before the continuation)."""
 
     trace: TraceSink = NO_TRACE
     """Where the engine reports what it does, one event per step (:mod:`pausepoint.engine
@@ -233,6 +250,11 @@ class Engine:
         self.runner = Runner()
         """The runner each invocation of a run goes through."""
         self._store_units = isinstance(deployment.store, Units)
+        self._saved = threading.local()
+        """``run``: the run as this thread's drive last wrote it (:meth:`_save`); ``claim``:
+        a continuation's take-over of the run not written yet (:meth:`_continue`); ``took``:
+        the resume's continuation wrote its take-over."""
+        self._serial = getattr(deployment.store, "serial_units", False) is True
 
     @classmethod
     def open(cls, url: str | StoreBundle, *, agents: Mapping[str, Agent],
@@ -297,16 +319,28 @@ class Engine:
         # the answer -- the validated one, not the raw input (resume.response.strict)
         answer = response if out.replayed else to_jsonable_python(out.answer)
         text = canonical_json(answer)
-        self.owned.keep_answer(rec, text)
+        # ... unless the continuation takes the run in this very transaction (a store that
+        # serialises units): the answer is then in the run's continuation data it writes, and
+        # kept only if it does not (below)
+        late = self._serial and self._one_unit() and not out.replayed and \
+            not self.keeps_answer_first
+        if not late:
+            self.owned.keep_answer(rec, text)
         self._answer_kept(rec)
-        # the step's pauses, read once; the answer just kept stays in hand when this unit
-        # consumed the pause in its own transaction (nobody else can have kept one for it)
-        seen = _Seen(self.owned.step_pauses(rec),
-                     {rec.interrupt_id: text} if self._one_unit() and not out.replayed else {})
+        # the step's pauses, read once; the answer just kept and the run stay in hand when this
+        # unit consumed the pause in its own transaction (nobody else can have kept one for it,
+        # nor write the run before the unit commits)
+        seen = self._seen(rec, text) if self._one_unit() and not out.replayed else \
+            _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
             # another answer of the step is still awaited
+            if late:
+                self.owned.keep_answer(rec, text)
             return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
+        self._saved.took = False
         result = attrs.evolve(self._continue(rec, seen), interrupt_id=rec.interrupt_id)
+        if late and not self._saved.took:  # not taken (no commit since the consume)
+            self.owned.keep_answer(rec, text)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
             svc.set_result(rec.interrupt_id, {
                 "status": result.status.value, "events": list(result.events),
@@ -511,23 +545,65 @@ class Engine:
         among resumers and restarters).  ``seen``: what the resume read and kept of the step
         (None: read it)."""
         svc = self.deployment.service
-        run = svc.runs.get(rec.run_id)
+        run = seen.run if seen is not None and seen.run is not None else \
+            svc.runs.get(rec.run_id)
         if run is None:
             return self._result(rec.run_id)
-        state: dict[str, Any] = json.loads(run.state)
-        if isinstance(runs.step(run.run_state, self.owned.continuation(
-                self._belongs(rec, run, state))), runs.Refusal):
+        state: dict[str, Any] = seen.state if seen is not None and seen.state is not None \
+            else json.loads(run.state)
+        event = self.owned.continuation(self._belongs(rec, run, state))
+        taken = runs.step(run.run_state, event)
+        if isinstance(taken, runs.Refusal):
             return self._result(rec.run_id)  # not paused, or a step the run has left
         if seen is None:
             seen = _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
         self._deliver(rec, run, state, seen)
-        claimed = self.owned.take(run, self.owned.continuation(True), _state_json(state))
+        if self._serial and self._one_unit():
+            # the claim is written with the drive's first write, conditional on the row read
+            # here: in a unit of a store that serialises units, no one writes the row between
+            pending = run.evolve(taken.state, _state_json(state))
+            self._claim()  # an operation inside a drive's agent: the drive's claim first
+            self._saved.claim = (run, pending)
+            try:
+                return self._drive(pending)
+            finally:
+                self._saved.claim = None
+        claimed = self.owned.take(run, event, _state_json(state))
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
         return self._drive(claimed)
+
+    def _claim(self) -> None:
+        """Write the continuation's take-over of the run (:meth:`_continue`) if it is not
+        written yet: before the drive's first store call other than its write of the run
+        (a pause fenced by its epoch, an effect's journal, a read of the run)."""
+        claim: tuple[RunRecord, RunRecord] | None = getattr(self._saved, "claim", None)
+        if claim is None:
+            return
+        stored, claimed = claim
+        took = self.deployment.service.runs.replace(stored, claimed)
+        self._saved.claim = None  # written, or refused (a store failure leaves it unwritten)
+        if not took:
+            self._lost(claimed.run_id)
+        self._saved.took = True
+        self.trace.emit("continue", run=claimed.run_id)
+
+    def _seen(self, rec: PauseRecord, text: str) -> _Seen:
+        """What a resume that consumed ``rec`` and kept its answer ``text`` in this unit knows
+        of the step: the run (read now, once, for the continuation too) and the step's pauses
+        -- ``rec`` alone, not read, when the run is paused at ``rec``'s step having asked it
+        alone there (:meth:`_ask` notes how many questions a step asked; every pause of the
+        step carries the step's checkpoint, unique to it, so no other pause has it)."""
+        run = self.deployment.service.runs.get(rec.run_id)
+        state: dict[str, Any] | None = None if run is None else json.loads(run.state)
+        alone = (state is not None and state.get("asked") == 1
+                 and rec.interrupt_id == f"{rec.run_id}/{state['step']}/0"
+                 and rec.claims.checkpoint_id == f"{rec.run_id}@{state['step']}")
+        return _Seen([rec] if alone else self.owned.step_pauses(rec), {rec.interrupt_id: text},
+                     run, state)
 
     def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any],
                  seen: _Seen) -> None:
@@ -564,10 +640,22 @@ class Engine:
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
         """Write the run's progress under the epoch it was read with: a conditional write that
-        a driver who lost the run cannot make (run.ownership.fencing)."""
-        new = self.owned.write(run, event, _state_json(state))
+        a driver who lost the run cannot make (run.ownership.fencing).  The first write of a
+        continuation's drive writes its take-over with it (:meth:`_continue`)."""
+        claim: tuple[RunRecord, RunRecord] | None = getattr(self._saved, "claim", None)
+        stored = None
+        if claim is not None and claim[1] is run:
+            stored = claim[0]
+        else:
+            self._claim()
+        new = self.owned.write(run, event, _state_json(state), stored)
+        self._saved.claim = None
         if new is None:
             self._lost(run.run_id)
+        if stored is not None:
+            self._saved.took = True
+            self.trace.emit("continue", run=run.run_id)
+        self._saved.run = new
         return new
 
     def _drive(self, owned: RunRecord) -> RunResult:
@@ -592,11 +680,16 @@ class Engine:
             self.trace.emit("execute", run=run_id)
             return output
 
+        self._saved.run = None
         try:
             events = self.runner.invoke(RunIdentity(run_id, owned.root_run_id), body)
-        except Lost:
+            self._claim()  # the drive stopped before any write: its take-over all the same
+        except (Lost, InvocationCancelled):
             return self._result(run_id)
-        except _StoreFailed:
+        except _StoreFailed as stopped:
+            cause = stopped.__cause__
+            if getattr(self._saved, "claim", None) is not None and cause is not None:
+                raise cause from None  # it failed the take-over: as an unfused take-over's
             return self._release(owned)
         if events and events[-1].kind == EventKind.ERROR:  # it ended: not running, not re-run
             failed = self.deployment.service.runs.get(run_id)
@@ -608,9 +701,22 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        run = self.deployment.service.runs.get(run_id)
+        run = self._written(run_id, events)
+        if run is None:
+            run = self.deployment.service.runs.get(run_id)
         return self._result(run_id, state.get("output"), events, run,
                             self._asked(owned, run, events))
+
+    def _written(self, run_id: str, events: Sequence[RunEvent]) -> RunRecord | None:
+        """The run as the drive that just stopped left it, known without a read: in one unit
+        (no one else writes the row before it commits), once the drive paused or finished the
+        run -- each of which it does with a write of the run, its last (:meth:`_save`).  None:
+        read it."""
+        saved: RunRecord | None = getattr(self._saved, "run", None)
+        if saved is None or saved.run_id != run_id or not events or not self._one_unit() \
+                or events[-1].kind not in (EventKind.DONE, EventKind.PAUSED):
+            return None
+        return saved
 
     def _asked(self, owned: RunRecord, run: RunRecord | None,
                events: Sequence[RunEvent]) -> tuple[PendingInterrupt, ...] | None:
@@ -643,6 +749,7 @@ class Engine:
 
     def _effect(self, run: RunRecord, state: dict[str, Any], key: str,
                 fn: Callable[[], Any], step: int, emit: Emit) -> RunRecord:
+        self._claim()
         svc = self.deployment.service
         current = svc.runs.get(run.run_id)
         if current is None or current.status in runs.CANCELLED_OR_CANCELLING:
@@ -704,6 +811,7 @@ class Engine:
                 self._lost(run.run_id)
             raise
         state["step"] = step
+        state.pop("asked", None)  # a recovery pause is no question of the step
         self._save(run, state, runs.Suspend(run.epoch))
         raise InvocationPaused((self._publish(rec),))
 
@@ -711,6 +819,7 @@ class Engine:
              questions: Sequence[tuple[str, Any]], tool_call_id: str) -> None:
         """Take the pauses of the questions asked at step ``n``, all or none, record their
         turn, let the run go and raise the pause signal."""
+        self._claim()
         svc = self.deployment.service
         binding = self._binding(run)
         checkpoint_id = self._checkpoint_id(run, state, n)
@@ -740,7 +849,7 @@ class Engine:
                 elif turn is not None and rec.state.turn_recorded:  # written with the pause
                     self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
                 taken.append(self._publish(rec))
-            state["step"] = n
+            state["step"], state["asked"] = n, len(questions)
             self._save(run, state, runs.Suspend(run.epoch))
         except InvocationCancelled:  # cancelled while asking: these pauses go with the run
             for p in taken:

@@ -201,6 +201,8 @@ class ScriptEngine(Engine):
     refine its seams (``_recover``, ``_belongs``, ``_doubt``, ``_recovery_index``,
     ``_continue``, ``_drive``, ``_ask``, ``_recoverable``)."""
 
+    keeps_answer_first = True  # the answer commits first (_answer_kept)
+
     def __init__(self, harness: Harness, deployment: Deployment) -> None:
         super().__init__(deployment, {SCRIPT_AGENT: harness._interpret}, clock=harness.clock,
                          owner=harness.owner, lease_ms=harness.lease_ms, raise_errors=False)

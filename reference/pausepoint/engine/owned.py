@@ -91,10 +91,9 @@ class Ownership:
                 if attempt == 0:
                     continue  # an existing run's refusal comes first: read it
                 raise PausepointError(out.code, out.clause, f"run {run.run_id!r}: {out.message}")
-            created = attrs.evolve(
-                run, root_run_id=parent.root_run_id if parent else run.run_id,
-                status=out.state.status, epoch=out.state.epoch, owner=out.state.owner,
-                lease_until=out.state.lease_until)
+            root = parent.root_run_id if parent else run.run_id
+            created = (run if run.root_run_id == root else
+                       attrs.evolve(run, root_run_id=root)).evolve(out.state)
             if svc.runs.create(created):  # atomic against a cancel of the parent or the root
                 return created
         raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
@@ -129,16 +128,19 @@ class Ownership:
 
     # -- the owner's writes ---------------------------------------------------------------------
 
-    def write(self, run: RunRecord, event: runs.Event,
-              state: str | None = None) -> RunRecord | None:
+    def write(self, run: RunRecord, event: runs.Event, state: str | None = None,
+              stored: RunRecord | None = None) -> RunRecord | None:
         """The owner's write ``event`` (progress, suspend, finish, fail, release) with
         continuation data ``state``, conditional on the epoch ``run`` was read with: None if
-        this driver lost the run (run.ownership.fencing)."""
+        this driver lost the run (run.ownership.fencing).  ``stored``: the row as the store
+        still holds it, when ``run`` is a take-over not written yet (its write and this one
+        made as one, conditional on the row the take-over was decided on)."""
         out = runs.step(run.run_state, event)
         if isinstance(out, runs.Refusal):
             return None
         new = run.evolve(out.state, state)
-        return new if self.service.runs.replace(run, new) else None
+        return new if self.service.runs.replace(run if stored is None else stored, new) \
+            else None
 
     def progress(self, epoch: int) -> runs.Progress:
         return runs.Progress(epoch, self.clock.now(), self.lease_ms)

@@ -63,7 +63,11 @@ class Units(Protocol):
 
     A store whose unit, when it raises, commits nothing of what it wrote since its last commit
     says so with a true ``rolls_back`` attribute (the SQL stores; the memory store keeps what
-    it wrote): a service may then write a row in its final state first and refuse after."""
+    it wrote): a service may then write a row in its final state first and refuse after.  A
+    store whose unit holds its write lock from the unit's first call to each commit (SQLite,
+    memory; not PostgreSQL, which locks only the rows written) says so with a true
+    ``serial_units`` attribute: no one else writes between what a unit reads and what it
+    writes, so a write the unit would only overwrite before it commits may be left out."""
 
     def unit_of_work(self) -> AbstractContextManager[object]: ...
 

@@ -69,6 +69,9 @@ class MemoryStore:
     atomic compare-and-set on the row's version (``resume.consume.single-winner``)."""
 
     durable: bool = False
+    serial_units: bool = True
+    """A unit of work holds the store's one lock to each commit (:class:`~pausepoint.stores
+    .base.Units`)."""
 
     def __init__(self) -> None:
         self._lock = _StoreLock()

@@ -321,6 +321,13 @@ class SqlStore:
     """A unit of work that raises commits nothing of what it wrote since its last commit
     (:meth:`unit_of_work`): a service may write a row in its final state and refuse after."""
 
+    @property
+    def serial_units(self) -> bool:
+        """A unit of work holds the store's write lock from its first statement to each
+        commit (SQLite's ``BEGIN IMMEDIATE``): no one else writes between what it reads and
+        what it writes (:class:`~pausepoint.stores.base.Units`)."""
+        return not self.dialect.lock_share
+
     def __init__(self, dialect: Dialect, connect: Callable[[], DBConnection]) -> None:
         self.dialect = dialect
         self._connect = connect
