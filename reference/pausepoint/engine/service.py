@@ -320,9 +320,9 @@ class PauseService:
                                  state=state, parent_run_id=binding.parent_run_id,
                                  version=version)
             try:
-                # the row, its payload (and, fused, its turn) commit together
+                # the row with its payload (and, fused, its turn) commits as one unit
                 issued = self.atomically(functools.partial(
-                    self._issue, record, fence, payload_text, turn, out.state))
+                    self._issue, record, fence, turn, out.state))
             except PausepointError as exc:
                 # the key was retired between the mint and the issue: its drain proof did not
                 # count this row, so the row must not land; mint again with the active key
@@ -396,13 +396,12 @@ class PauseService:
                                                    and not interaction.tool)))
         return out, payload_text, checkpoint_id
 
-    def _issue(self, record: PauseRecord, fence: int | None, payload_text: str,
-               turn: str | None = None, before: PauseState | None = None) -> bool:
-        """Issue the pause's row and record its payload (one unit of :meth:`pause`); with
-        ``turn``, write it too (the row already holds the turn's verdict over ``before``)."""
+    def _issue(self, record: PauseRecord, fence: int | None, turn: str | None = None,
+               before: PauseState | None = None) -> bool:
+        """Issue the pause's row, its payload in it (one unit of :meth:`pause`); with ``turn``,
+        write the turn too (the row already holds the turn's verdict over ``before``)."""
         issued = self.ledger.issue(record, fence=fence)
         if issued:
-            self.payloads.record(record.interrupt_id, payload_text)
             if turn is not None:
                 assert before is not None
                 self._write_turn(record, before, turn)
