@@ -401,10 +401,9 @@ class PauseService:
         """Issue the pause's row, its payload in it (one unit of :meth:`pause`); with ``turn``,
         write the turn too (the row already holds the turn's verdict over ``before``)."""
         issued = self.ledger.issue(record, fence=fence)
-        if issued:
-            if turn is not None:
-                assert before is not None
-                self._write_turn(record, before, turn)
+        if issued and turn is not None:
+            assert before is not None
+            self._write_turn(record, before, turn)
         return issued
 
     def record_turn(self, interrupt_id: str, turn: str) -> PauseRecord:
