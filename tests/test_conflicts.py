@@ -291,8 +291,7 @@ def pg() -> Iterator[PostgresStore]:
 def test_a_real_postgres_deadlock_victim_runs_again(pg: PostgresStore, retry: bool) -> None:
     """Two units lock two run rows in opposite orders, each waiting (on a barrier) until the
     other holds its first row: PostgreSQL finds the cycle and aborts one as the deadlock
-    victim (40P01).  The victim's unit runs again once the other committed: each unit's
-    increments land exactly once."""
+    victim (40P01).  The victim's unit runs again: each unit's increments land exactly once."""
     from pausepoint.engine.compose import compose
 
     for run_id in ("a", "b"):
@@ -330,7 +329,10 @@ def test_a_real_postgres_deadlock_victim_runs_again(pg: PostgresStore, retry: bo
     for t in threads:
         t.join(60)
     assert failures == []
-    assert sorted(attempts.values()) == [1, 2]  # one victim, run again once
+    # one victim, run again (on a loaded server a retry may be a victim once more: each
+    # attempt is a whole unit, and the epochs below show each landed exactly once)
+    assert min(attempts.values()) == 1
+    assert 2 <= max(attempts.values()) <= service_module.CONFLICT_ATTEMPTS
     assert [int(pg.read("SELECT epoch FROM pausepoint_runs WHERE run_id = ?", (r,))[0][0])
             for r in ("a", "b")] == [2, 2]
     assert issubclass(psycopg.errors.DeadlockDetected, pg.dialect.conflicts)
