@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 import attrs
 import pydantic
 
-from pausepoint.core.canonical import bounded_json, canonical_json, check_bounds
+from pausepoint.core.canonical import bounded_json, canonical_json
 from pausepoint.core.ports import Claims
 
 Authority = Callable[[str, Claims, int], bool]
@@ -60,12 +60,8 @@ class Interaction:
         JSON mode -- no coercion: ``"false"`` is no ``bool``, ``"7"`` no ``int`` -- or None.
         Validation reads the canonical (RFC 8785) text, so ``1.0`` and ``1`` are one answer in
         every language, and the value handed on is the validated one, never the raw input."""
-        contract = type(self).within_bounds is Interaction.within_bounds
-        if not contract and not self.within_bounds(value):
-            return None
         try:
-            # the contract's bound and the text in one pass
-            text = bounded_json(value) if contract else canonical_json(value)
+            text = self.bounded_text(value)
             if text is None:
                 return None
             validated = _adapter(model).validate_json(text, strict=True)
@@ -75,11 +71,11 @@ class Interaction:
             return None
         return Validated(text, validated)
 
-    def within_bounds(self, value: object) -> bool:
-        """Whether ``value`` keeps to the contract's size and depth bound (input.bounded).
-        Validation applies it through :func:`~pausepoint.core.canonical.bounded_json`, unless
-        a subclass overrides it."""
-        return check_bounds(value) is None
+    def bounded_text(self, value: object) -> str | None:
+        """The canonical text of ``value`` if it keeps to the contract's size and depth bound
+        (input.bounded), else None: the bound and the text in one pass
+        (:func:`~pausepoint.core.canonical.bounded_json`)."""
+        return bounded_json(value)
 
     def validate_payload(self, value: object) -> Validated | None:
         return self._validate(self.payload, value)
