@@ -34,7 +34,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, Final, NoReturn, TypeVar, cast
 
 import attrs
 from pydantic_core import to_jsonable_python
@@ -701,20 +701,24 @@ class Engine:
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
                 raise box["error"]
-        run = self._written(run_id, events)
+        run = self._written(owned, events)
         if run is None:
             run = self.deployment.service.runs.get(run_id)
         return self._result(run_id, state.get("output"), events, run,
                             self._asked(owned, run, events))
 
-    def _written(self, run_id: str, events: Sequence[RunEvent]) -> RunRecord | None:
-        """The run as the drive that just stopped left it, known without a read: in one unit
-        (no one else writes the row before it commits), once the drive paused or finished the
-        run -- each of which it does with a write of the run, its last (:meth:`_save`).  None:
-        read it."""
+    def _written(self, owned: RunRecord, events: Sequence[RunEvent]) -> RunRecord | None:
+        """The run as the drive of ``owned`` that just stopped left it, known without a read:
+        in one unit (no one else writes the row before it commits), once the drive paused or
+        finished the run -- each of which it does with a write of the run, its last
+        (:meth:`_save`), under the epoch it drove with.  None: read it."""
         saved: RunRecord | None = getattr(self._saved, "run", None)
-        if saved is None or saved.run_id != run_id or not events or not self._one_unit() \
-                or events[-1].kind not in (EventKind.DONE, EventKind.PAUSED):
+        self._saved.run = None
+        if saved is None or not events or not self._one_unit():
+            return None
+        ended = _ENDED_AS.get(events[-1].kind)
+        if ended is None or saved.status != ended or saved.run_id != owned.run_id \
+                or saved.epoch != owned.epoch:
             return None
         return saved
 
@@ -864,6 +868,10 @@ class Engine:
 _STATE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                                   allow_nan=False)
 """Built once: ``json.dumps`` with these options builds an encoder on every call."""
+
+
+_ENDED_AS: Final = {EventKind.PAUSED: RunStatus.PAUSED, EventKind.DONE: RunStatus.DONE}
+"""The run's status after a drive whose last event is this one (:meth:`Engine._written`)."""
 
 
 def _state_json(state: dict[str, Any]) -> str:
