@@ -90,6 +90,13 @@ def is_unicode(text: str) -> bool:
     return text.isascii() or _SURROGATE.search(text) is None
 
 
+def is_storable(text: str) -> bool:
+    """Whether every store keeps ``text`` as the same text: Unicode (:func:`is_unicode`) with
+    no NUL (PostgreSQL refuses one).  Joined texts are storable when each is: joining makes no
+    NUL nor surrogate, so a caller checks many at once."""
+    return "\x00" not in text and is_unicode(text)
+
+
 def _unicode(text: str) -> None:
     if _SURROGATE.search(text):
         raise ValueError("a string holds a lone surrogate (U+D800 to U+DFFF): it is not "

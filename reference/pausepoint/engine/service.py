@@ -13,7 +13,6 @@ import enum
 import functools
 import json
 import random
-import re
 import secrets
 import threading
 import time
@@ -24,7 +23,13 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
-from pausepoint.core.canonical import DIGEST_KEY_MIN, built_json, digest, keyed_digest
+from pausepoint.core.canonical import (
+    DIGEST_KEY_MIN,
+    built_json,
+    digest,
+    is_storable,
+    keyed_digest,
+)
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError, StoreConflict
 from pausepoint.core.lifecycle import PauseState, Phase
@@ -63,7 +68,6 @@ CONFLICT_BACKOFF_S = 0.004
 doubling with each attempt (so that the transactions of a deadlock do not meet again)."""
 T = TypeVar("T")
 
-_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 _NOT_PAUSED: Final = PauseState()
 """The state a pause is taken from (frozen: one instance serves every pause)."""
 _TURN_WRITTEN: Final = lc.RecordTurn(True)
@@ -116,13 +120,12 @@ def check_ids(**ids: object) -> None:
     holds a NUL or a lone surrogate: no store can keep it as the same text (PostgreSQL refuses
     NUL, UTF-8 has no surrogates), so it is refused before anything is written."""
     values = ids.values()
-    if all(type(value) is str for value in values):  # the common case at once: joining makes
-        text = "".join(cast("Iterable[str]", values))  # no NUL nor surrogate, and only
-        # non-ASCII text holds one
-        if "\x00" not in text and (text.isascii() or _NOT_TEXT.search(text) is None):
-            return
+    # the common case at once: joined, all text is storable if each is
+    if all(type(value) is str for value in values) and is_storable(
+            "".join(cast("Iterable[str]", values))):
+        return
     for what, value in ids.items():
-        if type(value) is not str or _NOT_TEXT.search(value):
+        if type(value) is not str or not is_storable(value):
             raise PausepointError(
                 ErrorCode.INPUT_INVALID, "input.bounded",
                 f"the {what} is not Unicode text without NUL (a str with no lone surrogate)")

@@ -44,6 +44,7 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from pausepoint.core.canonical import is_storable
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError, StoreConflict
 from pausepoint.core.lifecycle import OUTSTANDING, PauseState, Phase
@@ -504,10 +505,7 @@ class SqlStore:
         """Run ``query`` (written with ``?``) on ``conn``; its cursor, valid until the next
         statement on ``conn`` (the PostgreSQL store reuses one cursor per connection).  Every
         text parameter is checked first: no NUL, no lone surrogate (``input.bounded``)."""
-        # the text parameters joined (joining makes no NUL nor surrogate): a NUL is found by
-        # memchr, and only text that is not ASCII can hold a surrogate
-        text = "".join([v for v in params if isinstance(v, str)])
-        if "\x00" in text or (not text.isascii() and _NOT_TEXT.search(text)):
+        if not is_storable("".join([v for v in params if isinstance(v, str)])):
             raise PausepointError(
                 ErrorCode.INPUT_INVALID, "input.bounded",
                 "a value holds a NUL or a lone surrogate; no store keeps it as the same "
@@ -552,7 +550,6 @@ class SqlStore:
                 self.execute(conn, ddl)
 
 
-_NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
 
 _PID: Final = [os.getpid()]
 """This process's id, renewed in a forked child (by the fork handler below): the stores' fork
