@@ -60,11 +60,14 @@ from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.service import ResumeRequest
 from pausepoint.stores import SqliteStore, StoreBundle
+from pausepoint.stores.sqlite import PAGE_SIZE as STORE_PAGE_SIZE
 
 SCRIPT: list[dict[str, Any]] = [
     {"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
 RESPONSE = {"approved": True}
 PAYLOAD = {"amount": 12}
+
+SMALL_FLOOR = "floor at the stores' page size"
 
 Samples = list[tuple[str, float]]
 """What one round of a variant measured: (sample name, seconds) pairs."""
@@ -78,39 +81,66 @@ class Variant(Protocol):
     def close(self) -> None: ...
 
 
-def durable_sqlite(path: str) -> sqlite3.Connection:
-    """A connection as durable as the stores': WAL, ``synchronous=FULL``, autocommit off."""
+def durable_sqlite(path: str, page_size: int | None = None) -> sqlite3.Connection:
+    """A connection as durable as the stores': WAL, ``synchronous=FULL``, autocommit off; on a
+    new file, ``page_size`` if given, else SQLite's default."""
     conn = sqlite3.connect(path, check_same_thread=False)
+    if page_size is not None:
+        conn.execute(f"PRAGMA page_size = {int(page_size)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     return conn
+
+
+def page_sizes(directory: str) -> dict[str, int]:
+    """Each SQLite file's page size, by file name (read-only: changes nothing)."""
+    out: dict[str, int] = {}
+    for path in sorted(Path(directory).glob("*.db")):
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            out[path.name] = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        finally:
+            conn.close()
+    return out
 
 
 # -- the variants ------------------------------------------------------------------------------
 
 
 class Floor:
-    """Two durable commits of a pause-sized row, one Ed25519 sign, one Ed25519 verify."""
+    """Two durable commits of a pause-sized row, one Ed25519 sign, one Ed25519 verify.
+
+    The floor is issue 15's yardstick: its file has SQLite's default page size, as LangGraph's
+    has.  The stores make their files with smaller pages (``SqliteStore.PAGE_SIZE``), which makes
+    a commit cheaper, so the same two commits are also timed on a file with the stores' page size
+    ("floor at the stores' page size"), for the stricter comparison."""
 
     name = "floor"
 
     def __init__(self, directory: str) -> None:
         self.conn = durable_sqlite(os.path.join(directory, "floor.db"))
-        self.conn.execute("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT)")
-        self.conn.commit()
+        self.small = durable_sqlite(os.path.join(directory, "floor-small-pages.db"),
+                                    page_size=STORE_PAGE_SIZE)
+        for conn in (self.conn, self.small):
+            conn.execute("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT)")
+            conn.commit()
         self.key = Ed25519PrivateKey.generate()
         self.public = self.key.public_key()
         self.message = b"x" * 600  # about a token's signing input
         self.row = "y" * 800  # about a pause row
+        self.turn = 0
 
-    def _commit(self) -> float:
+    def _commit(self, conn: sqlite3.Connection) -> float:
         t0 = time.perf_counter()
-        self.conn.execute("INSERT INTO t VALUES (?, ?)", (uuid.uuid4().hex, self.row))
-        self.conn.commit()
+        conn.execute("INSERT INTO t VALUES (?, ?)", (uuid.uuid4().hex, self.row))
+        conn.commit()
         return time.perf_counter() - t0
 
     def round(self) -> Samples:
-        first, second = self._commit(), self._commit()
+        self.turn += 1
+        conns = (self.conn, self.small) if self.turn % 2 else (self.small, self.conn)
+        commits = {conn: (self._commit(conn), self._commit(conn)) for conn in conns}
+        first, second = commits[self.conn]
         t0 = time.perf_counter()
         signature = self.key.sign(self.message)
         t1 = time.perf_counter()
@@ -119,10 +149,12 @@ class Floor:
         sign, verify = t1 - t0, t2 - t1
         return [("sqlite durable commit", first), ("sqlite durable commit", second),
                 ("ed25519 sign", sign), ("ed25519 verify", verify),
-                ("floor", first + second + sign + verify)]
+                ("floor", first + second + sign + verify),
+                (SMALL_FLOOR, sum(commits[self.small]) + sign + verify)]
 
     def close(self) -> None:
         self.conn.close()
+        self.small.close()
 
 
 class ServiceCycle:
@@ -372,6 +404,8 @@ RATIOS = (
     Ratio("embedding-API cycle / LangGraph SqliteSaver cycle", "embedding cycle",
           "langgraph cycle", 0.20),
     Ratio("service cycle / floor", "service cycle", "floor", 1.5),
+    Ratio("service cycle / floor at the stores' page size", "service cycle", SMALL_FLOOR, 1.5,
+          "stricter: the floor's file with the stores' smaller pages"),
     Ratio("harness cycle / floor", "harness cycle", "floor", 2.0,
           "the target is for the embedding API"),
     Ratio("embedding-API cycle / floor", "embedding cycle", "floor", 2.0),
@@ -386,7 +420,8 @@ def _ms(seconds: float | None) -> float | None:
 
 def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: Filesystem,
            directory: str, rounds: int, started_load: tuple[float, float, float],
-           fsyncs: dict[str, float | str] | None) -> dict[str, Any]:
+           fsyncs: dict[str, float | str] | None, pages: dict[str, int] | None = None
+           ) -> dict[str, Any]:
     summaries = {name: Summary.of(values) for name, values in samples.items()}
     medians = {name: s.median for name, s in summaries.items()}
     ratios = []
@@ -400,7 +435,7 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
         "filesystem": attrs.asdict(fs), "directory": directory, "rounds": rounds,
         "load_average": {"start": list(started_load), "end": list(load_average())},
         "cpus": os.cpu_count(), "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
+        "sqlite": sqlite3.sqlite_version, "page_sizes": pages or {},
         "samples": {name: {"n": s.n, "median_ms": s.median * 1e3, "p95_ms": s.p95 * 1e3}
                     for name, s in summaries.items()},
         "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
@@ -416,6 +451,9 @@ def print_report(out: dict[str, Any]) -> None:
     console.print(f"{out['rounds']} rounds, interleaved; {out['cpus']} CPUs; load average "
                   f"{load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end; "
                   f"Python {out['python']}, SQLite {out['sqlite']}")
+    if out["page_sizes"]:
+        console.print("page size (bytes): " + ", ".join(
+            f"{name} {size}" for name, size in out["page_sizes"].items()))
     table = Table(title="per sample (ms)")
     table.add_column("what")
     table.add_column("median", justify="right")
@@ -515,6 +553,7 @@ def main(argv: list[str] | None = None) -> int:
         variants, missing = make_variants(args.only or VARIANTS, directory, args.batch)
         try:
             samples = run_rounds(variants, args.rounds, args.warmup)
+            pages = page_sizes(directory)
         finally:
             for variant in variants:
                 variant.close()
@@ -525,7 +564,8 @@ def main(argv: list[str] | None = None) -> int:
                 [v for v in ("service", "harness", "embedding", "langgraph")
                  if v not in missing], os.path.dirname(directory), small, large)
         out = report(samples, missing, fs=fs, directory=str(Path(directory).parent),
-                     rounds=args.rounds, started_load=started_load, fsyncs=fsyncs)
+                     rounds=args.rounds, started_load=started_load, fsyncs=fsyncs,
+                     pages=pages)
     if args.json:
         print(json.dumps(out, indent=2, sort_keys=False))
     else:

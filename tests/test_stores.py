@@ -746,6 +746,40 @@ def test_sqlite_runs_in_wal_with_full_sync(tmp_path: Path) -> None:
         store.close()
 
 
+def test_sqlite_makes_new_files_with_small_pages_and_keeps_an_old_files(tmp_path: Path) -> None:
+    """A new file gets ``PAGE_SIZE`` pages (fewer log bytes per commit); a file made with
+    another page size keeps it and its rows; a page size SQLite cannot use is a wiring error."""
+    from pausepoint.stores.sqlite import PAGE_SIZE
+
+    def page_size(path: Path) -> int:
+        raw = sqlite3.connect(path)
+        try:
+            got = raw.execute("PRAGMA page_size").fetchone()[0]
+            assert isinstance(got, int)
+            return got
+        finally:
+            raw.close()
+
+    fresh = SqliteStore(tmp_path / "new.db")
+    fresh.ledger.issue(record())
+    fresh.close()
+    assert page_size(tmp_path / "new.db") == PAGE_SIZE == 1024
+    old = SqliteStore(tmp_path / "old.db", page_size=4096)
+    fill(old)
+    old.close()
+    reopened = SqliteStore(tmp_path / "old.db")  # the default asks for 1 KB: not applied
+    try:
+        check_filled(reopened)
+        assert page_size(tmp_path / "old.db") == 4096
+    finally:
+        reopened.close()
+    for bad in (1000, 256, 131072, 1024.0, True):
+        with pytest.raises(PausepointError) as info:
+            SqliteStore(tmp_path / "bad.db", page_size=bad)  # type: ignore[arg-type]
+        assert info.value.code is ErrorCode.WIRING_INVALID
+    assert not (tmp_path / "bad.db").exists()
+
+
 def test_a_finished_threads_connection_is_closed(durable_backend: Backend) -> None:
     """Each thread gets its own connection, closed once the thread is gone, so a server with a
     thread per request does not pile up connections; the data stays
