@@ -505,7 +505,8 @@ class SqlStore:
         """Run ``query`` (written with ``?``) on ``conn``; its cursor, valid until the next
         statement on ``conn`` (the PostgreSQL store reuses one cursor per connection).  Every
         text parameter is checked first: no NUL, no lone surrogate (``input.bounded``)."""
-        if not is_storable("".join([v for v in params if isinstance(v, str)])):
+        # the text parameters joined (filter with a C predicate: no Python loop per parameter)
+        if not is_storable("".join(filter(_IS_TEXT, params))):
             raise PausepointError(
                 ErrorCode.INPUT_INVALID, "input.bounded",
                 "a value holds a NUL or a lone surrogate; no store keeps it as the same "
@@ -520,19 +521,35 @@ class SqlStore:
 
     def read(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
         """Run one query (in its own transaction, or the unit's); return its rows."""
-        with _Transaction(self, False, True) as conn:
-            cur = self.execute(conn, query, params)
-            rows: list[Any] = cur.fetchall()
-            cur.close()
-            return rows
+        rows: list[Any] = self.statement(query, params, write=False, rows=True)
+        return rows
 
     def write(self, query: str, params: Sequence[Any] = ()) -> int:
         """Run one statement in its own committed transaction; return its row count."""
-        with _Transaction(self, True, True) as conn:
+        count: int = self.statement(query, params, write=True, rows=False)
+        return count
+
+    def statement(self, query: str, params: Sequence[Any], write: bool, rows: bool) -> Any:
+        """Run one statement in its own transaction (committed, when ``write``), or the
+        unit's; its rows (``rows``) or its row count."""
+        local = self._thread()
+        conn = local.unit
+        if conn is not None and local.unit_open:
+            # the unit's open transaction, without a _Transaction object: exactly what its
+            # __enter__ and __exit__ do there (the connection as it is; a driver error marks
+            # the unit failed, anything else passes through)
+            try:
+                cur = self.execute(conn, query, params)
+                out = cur.fetchall() if rows else cur.rowcount
+                cur.close()
+            except self.dialect.errors as exc:
+                raise self._unit_failure(exc) from exc
+            return out
+        with _Transaction(self, write, True) as conn:
             cur = self.execute(conn, query, params)
-            count: int = cur.rowcount
+            out = cur.fetchall() if rows else cur.rowcount
             cur.close()
-            return count
+            return out
 
     def clear(self) -> None:
         """Delete every row of every table, in one committed transaction: a fresh, empty store
@@ -550,6 +567,9 @@ class SqlStore:
                 self.execute(conn, ddl)
 
 
+
+_IS_TEXT: Final[Callable[[object], bool]] = str.__instancecheck__
+"""``isinstance(value, str)``, as a C callable."""
 
 _PID: Final = [os.getpid()]
 """This process's id, renewed in a forked child (by the fork handler below): the stores' fork
@@ -869,10 +889,7 @@ class ConsumingSqlLedger(SqlLedger):
                   new.consumed_at, *_claim_values(claims), token,
                   expected.phase.value, expected.expires_at, int(expected.turn_recorded),
                   expected.response_digest, expected.consumed_at, claims.checkpoint_id)
-        with self._s.transaction(write=True, single=True) as conn:
-            cur = self._s.execute(conn, self.CONSUME, params)
-            rows = cur.fetchall()
-            cur.close()
+        rows = self._s.statement(self.CONSUME, params, write=True, rows=True)
         if not rows:
             return None
         row = rows[0]
