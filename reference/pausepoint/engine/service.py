@@ -200,6 +200,8 @@ class PauseService:
                 return work()
         for attempt in range(1, CONFLICT_ATTEMPTS + 1):
             try:
+                if self.trace is NO_TRACE:
+                    return self._untraced_unit(self._units, work)
                 with self.unit_of_work():
                     return work()
             except StoreConflict:
@@ -207,6 +209,18 @@ class PauseService:
                     raise
                 time.sleep(random.uniform(0, CONFLICT_BACKOFF_S * 2 ** attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _untraced_unit(self, units: Units, work: Callable[[], T]) -> T:
+        """:meth:`unit_of_work` of ``work()`` as the outermost unit, tracing off: the store's
+        unit alone, this thread's depth held at 1 meanwhile -- what :meth:`unit_of_work` does
+        then (:data:`NO_TRACE`'s unit and its ``prepare`` do nothing), without its generator
+        (an operation opens one or two units)."""
+        self._open.depth = 1
+        try:
+            with units.unit_of_work():
+                return work()
+        finally:
+            self._open.depth = 0
 
     def commit_so_far(self) -> None:
         """Inside a unit of work, commit what it wrote so far and go on (the store's
