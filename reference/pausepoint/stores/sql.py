@@ -819,8 +819,12 @@ class SqlLedger(_Facet):
                                 (kid,)).close()
             return outstanding
 
+    _GET: Final = f"{_PAUSE_SELECT} WHERE interrupt_id = ?"
+    _SET_RESULT: Final = (f"UPDATE {PAUSES} SET result = ? WHERE interrupt_id = ? "
+                          "AND result IS NULL")
+
     def get(self, interrupt_id: str) -> PauseRecord | None:
-        rows = self._s.read(f"{_PAUSE_SELECT} WHERE interrupt_id = ?", (interrupt_id,))
+        rows = self._s.read(self._GET, (interrupt_id,))
         return row_to_pause(rows[0]) if rows else None
 
     def transition(self, interrupt_id: str, expected_version: int, new: PauseState,
@@ -831,8 +835,7 @@ class SqlLedger(_Facet):
             new.consumed_at, result, interrupt_id, expected_version)) == 1
 
     def set_result(self, interrupt_id: str, result: str) -> None:
-        self._s.write(f"UPDATE {PAUSES} SET result = ? WHERE interrupt_id = ? AND result IS NULL",
-                      (result, interrupt_id))
+        self._s.write(self._SET_RESULT, (result, interrupt_id))
 
     def by_run(self, run_id: str) -> Sequence[PauseRecord]:
         rows = self._s.read(f"{_PAUSE_SELECT} WHERE run_id = ? ORDER BY seq", (run_id,))
@@ -919,14 +922,16 @@ class SqlCheckpoints(_Facet):
             raise  # pragma: no cover - write raises nothing else
         return True
 
+    _READ: Final = f"SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?"
+    _LATEST: Final = (f"SELECT checkpoint_id FROM {CHECKPOINTS} WHERE thread_id = ? "
+                      "ORDER BY seq DESC LIMIT 1")
+
     def read(self, checkpoint_id: str) -> str | None:
-        rows = self._s.read(f"SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?",
-                            (checkpoint_id,))
+        rows = self._s.read(self._READ, (checkpoint_id,))
         return str(rows[0][0]) if rows else None
 
     def latest(self, thread_id: str) -> str | None:
-        rows = self._s.read(f"SELECT checkpoint_id FROM {CHECKPOINTS} WHERE thread_id = ? "
-                            "ORDER BY seq DESC LIMIT 1", (thread_id,))
+        rows = self._s.read(self._LATEST, (thread_id,))
         return str(rows[0][0]) if rows else None
 
 
@@ -950,7 +955,12 @@ _CANCELLED_OR_CANCELLING: Final = tuple(sorted(s.value for s in CANCELLED_OR_CAN
 class SqlEffects(_Facet):
     """:class:`pausepoint.core.ports.EffectJournal` over SQL."""
 
-    def _start(self, leased: bool) -> str:
+    def __init__(self, store: SqlStore) -> None:
+        super().__init__(store)
+        self._start = {leased: self._start_sql(leased) for leased in (False, True)}
+        """The start's statement, unleased and leased (each text built once)."""
+
+    def _start_sql(self, leased: bool) -> str:
         """One statement: insert the entry if the run's row still carries the epoch -- and,
         ``leased``, a lease live at the driver's ``now`` -- (read with the dialect's row lock);
         over an entry reconciled not applied, start it again."""
@@ -962,7 +972,7 @@ class SqlEffects(_Facet):
                 f"epoch = excluded.epoch WHERE {EFFECTS}.status = ?")
 
     def start(self, run_id: str, key: str, epoch: int, now: int | None) -> bool:
-        return self._s.write(self._start(now is not None), (
+        return self._s.write(self._start[now is not None], (
             run_id, key, EffectStatus.STARTED.value, epoch, run_id, epoch,
             *(() if now is None else (now,)), EffectStatus.NOT_APPLIED.value)) == 1
 
@@ -995,16 +1005,21 @@ class SqlEffects(_Facet):
 class SqlRuns(_Facet):
     """:class:`pausepoint.core.ports.RunStore` over SQL."""
 
-    @property
-    def _create(self) -> str:
-        """One statement: insert the run if its parent and its root (if any) are live, reading
-        them with the dialect's row lock so that a concurrent cancel of either sees the child
-        or is seen by it."""
+    def __init__(self, store: SqlStore) -> None:
+        super().__init__(store)
+        # one statement: insert the run if its parent and its root (if any) are live, reading
+        # them with the dialect's row lock so that a concurrent cancel of either sees the child
+        # or is seen by it (its text built once: the same object every call)
         live = (f"EXISTS (SELECT 1 FROM {RUNS} WHERE run_id = ? AND status NOT IN "
-                f"({_marks(len(_CANCELLED_OR_CANCELLING))}){self._s.dialect.row_lock})")
-        return (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
-                f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR ({live} AND {live}) "
-                "ON CONFLICT (run_id) DO NOTHING")
+                f"({_marks(len(_CANCELLED_OR_CANCELLING))}){store.dialect.row_lock})")
+        self._create = (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
+                        f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR ({live} AND {live}) "
+                        "ON CONFLICT (run_id) DO NOTHING")
+
+    _GET: Final = f"{_RUN_SELECT} WHERE run_id = ?"
+    _REPLACE: Final = (
+        f"UPDATE {RUNS} SET status = ?, state = ?, epoch = ?, owner = ?, lease_until = ? "
+        "WHERE run_id = ? AND epoch = ? AND status = ? AND state = ?")
 
     def create(self, run: RunRecord) -> bool:
         return self._s.write(self._create, (
@@ -1012,7 +1027,7 @@ class SqlRuns(_Facet):
             run.root_run_id, *_CANCELLED_OR_CANCELLING)) == 1
 
     def get(self, run_id: str) -> RunRecord | None:
-        rows = self._s.read(f"{_RUN_SELECT} WHERE run_id = ?", (run_id,))
+        rows = self._s.read(self._GET, (run_id,))
         return row_to_run(rows[0]) if rows else None
 
     def children(self, run_id: str) -> Sequence[RunRecord]:
@@ -1026,11 +1041,9 @@ class SqlRuns(_Facet):
     def replace(self, expected: RunRecord, new: RunRecord) -> bool:
         """The run's conditional update: write ``new`` only if the stored row still has
         ``expected``'s epoch, status and state (the writer's fencing token)."""
-        return self._s.write(
-            f"UPDATE {RUNS} SET status = ?, state = ?, epoch = ?, owner = ?, lease_until = ? "
-            "WHERE run_id = ? AND epoch = ? AND status = ? AND state = ?",
-            (new.status.value, new.state, new.epoch, new.owner, new.lease_until,
-             expected.run_id, expected.epoch, expected.status.value, expected.state)) == 1
+        return self._s.write(self._REPLACE, (
+            new.status.value, new.state, new.epoch, new.owner, new.lease_until,
+            expected.run_id, expected.epoch, expected.status.value, expected.state)) == 1
 
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
         rows = self._s.read(f"{_RUN_SELECT} WHERE status = ? ORDER BY seq", (status.value,))
