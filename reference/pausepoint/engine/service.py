@@ -115,13 +115,17 @@ def _refuse(out: lc.Refusal) -> PausepointError:
     return PausepointError(out.code, out.clause, out.message)
 
 
+_JUST_STR: Final[set[type]] = {str}
+
+
 def check_ids(**ids: object) -> None:
     """Refuse (``input_invalid``, clause ``input.bounded``) an identifier that is not text, or
     holds a NUL or a lone surrogate: no store can keep it as the same text (PostgreSQL refuses
     NUL, UTF-8 has no surrogates), so it is refused before anything is written."""
     values = ids.values()
-    # the common case at once: joined, all text is storable if each is
-    if all(type(value) is str for value in values) and is_storable(
+    # the common case at once: every value exactly a str (their set of types, built in C),
+    # and joined, all text is storable if each is
+    if {*map(type, values)} == _JUST_STR and is_storable(
             "".join(cast("Iterable[str]", values))):
         return
     for what, value in ids.items():

@@ -532,7 +532,8 @@ class SqlStore:
     def statement(self, query: str, params: Sequence[Any], write: bool, rows: bool) -> Any:
         """Run one statement in its own transaction (committed, when ``write``), or the
         unit's; its rows (``rows``) or its row count."""
-        local = self._thread()
+        # self._thread(), its common case inlined: not in a forked child
+        local = self._local if self._pid == _PID[0] else self._thread()
         conn = local.unit
         if conn is not None and local.unit_open:
             # the unit's open transaction, without a _Transaction object: exactly what its
