@@ -581,6 +581,34 @@ def run_record(run_id: str, parent: str = "", **kw: Any) -> RunRecord:
     return RunRecord(**base)
 
 
+@pytest.mark.parametrize("bad", ["x\x00", "x\ud800"], ids=["nul", "lone-surrogate"])
+def test_a_text_parameter_no_store_keeps_is_refused_wherever_it_sits(
+        durable_backend: Backend, bad: str) -> None:
+    """Every text parameter of a statement is checked, not only the first ones: a NUL or a lone
+    surrogate in a late one (a payload, a run's state, a turn) is refused with
+    ``input_invalid`` before it reaches the driver, and nothing is written
+    (``input.bounded``)."""
+    s = durable_backend.store
+    run = run_record("r-bad")
+    assert s.runs.create(run)
+    attempts = (
+        lambda: s.ledger.issue(record("int-bad", payload=bad)),
+        lambda: s.payloads.record("int-bad", bad),
+        lambda: s.checkpoints.write("ckpt-bad", "thread-bad", bad),
+        lambda: s.runs.replace(run, attrs.evolve(run, state=bad)),
+        lambda: s.runs.create(run_record("r-bad-2", state=bad)),
+    )
+    for attempt in attempts:
+        with pytest.raises(PausepointError) as err:
+            attempt()
+        assert err.value.code is ErrorCode.INPUT_INVALID
+    assert s.ledger.get("int-bad") is None
+    assert s.payloads.get("int-bad") is None
+    assert s.checkpoints.read("ckpt-bad") is None
+    assert s.runs.get("r-bad") == run
+    assert s.runs.get("r-bad-2") is None
+
+
 def test_runs_create_get_children(backend: Backend) -> None:
     """Runs round-trip every field, ``create`` inserts only a new run, ``replace`` writes over
     the record it expects, and children are found by parent in creation order
