@@ -553,12 +553,15 @@ class PauseService:
         if isinstance(out, lc.Refusal) or out.action != lc.Action.CONSUMED:
             return None
         ledger = cast(ConsumingLedger, self.ledger)
-        with self.trace.atomic():
+        if self.trace is NO_TRACE:  # tracing off: its atomic() and emit() do nothing
             won = ledger.consume(claims, token, expected, out.state, self.checkpoints)
-            if won is not None:  # read and committed in one statement, traced as such
-                self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
-                                response=event.response_digest)
-                self.trace.emit("commit", pause=claims.interrupt_id, result="consumed")
+        else:
+            with self.trace.atomic():
+                won = ledger.consume(claims, token, expected, out.state, self.checkpoints)
+                if won is not None:  # read and committed in one statement, traced as such
+                    self.trace.emit("read", pause=claims.interrupt_id, run=claims.run_id,
+                                    response=event.response_digest)
+                    self.trace.emit("commit", pause=claims.interrupt_id, result="consumed")
         if won is None:
             return None
         return ResumeOutcome(record=won[0], replayed=False, turn=won[1], answer=answer)
