@@ -240,6 +240,23 @@ def test_a_corrupted_ledger_row_is_typed(spec: StoreSpec | None) -> None:
         dep.store.close()
 
 
+def test_a_corrupted_run_row_is_typed(spec: StoreSpec | None) -> None:
+    """input.bounded: a run row with a status the store never writes is store_corrupt, not a
+    bare ValueError or KeyError."""
+    if spec is None:
+        pytest.skip("the memory store holds records, not rows")
+    dep = Deploy(spec)
+    try:
+        dep.pause("i-1")
+        dep.store.write(  # type: ignore[attr-defined]
+            "INSERT INTO pausepoint_runs (run_id, root_run_id, parent_run_id, session_id, "
+            "thread_id, scope, status, state, epoch, owner, lease_until) "
+            "VALUES (?, ?, '', 's', 't', 'sc', ?, '{}', 0, '', 0)", ("r-x", "r-x", "bogus"))
+        refused(E.STORE_CORRUPT, dep.store.runs.get, "r-x")
+    finally:
+        dep.store.close()
+
+
 def test_the_reserved_reconcile_name_is_refused_from_a_run(d: Deploy) -> None:
     """pause.interaction.registered: ``pausepoint.reconcile`` is the engine's own; a run naming
     it is refused with interaction_unregistered (it used to be accepted, and answering it

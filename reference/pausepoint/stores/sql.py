@@ -241,11 +241,21 @@ _claim_values: Final[Callable[[Claims], tuple[Any, ...]]] = operator.attrgetter(
 """A claims' values in column order."""
 
 
+_TEXT: Final[dict[Phase | RunStatus, str]] = {
+    **{p: p.value for p in Phase}, **{st: st.value for st in RunStatus}}
+"""A phase's or run status's stored text, by member: ``member.value`` without its Python-level
+descriptor (a phase and a status of the same text share an entry, with that text)."""
+_PHASE_OF: Final = {p.value: p for p in Phase}
+_STATUS_OF: Final = {st.value: st for st in RunStatus}
+"""A stored text's member: ``Phase(text)``, ``RunStatus(text)`` without the enum's Python-level
+call (an unknown text: ``KeyError``)."""
+
+
 def pause_to_row(r: PauseRecord) -> tuple[Any, ...]:
     s = r.state
     return (
         *_claim_values(r.claims),
-        r.kid, r.token, r.payload, s.phase.value, s.expires_at, int(s.turn_recorded),
+        r.kid, r.token, r.payload, _TEXT[s.phase], s.expires_at, int(s.turn_recorded),
         s.response_digest, s.consumed_at, r.parent_run_id, r.result, r.version,
     )
 
@@ -282,9 +292,9 @@ def row_to_pause(row: Sequence[Any]) -> PauseRecord:
     (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
      parent_run_id, result, version) = row[_N_CLAIMS:]
     try:
-        state = PauseState(Phase(phase), expires_at, bool(turn_recorded), response_digest,
+        state = PauseState(_PHASE_OF[phase], expires_at, bool(turn_recorded), response_digest,
                            consumed_at)
-    except ValueError as exc:
+    except (ValueError, KeyError) as exc:
         raise _corrupt("ledger", exc) from None
     return PauseRecord(Claims(*row[:_N_CLAIMS]), kid, token, payload, state, parent_run_id,
                        result, version)
@@ -292,7 +302,7 @@ def row_to_pause(row: Sequence[Any]) -> PauseRecord:
 
 def run_to_row(r: RunRecord) -> tuple[Any, ...]:
     return (r.run_id, r.root_run_id, r.parent_run_id, r.session_id, r.thread_id, r.scope,
-            r.status.value, r.state, r.epoch, r.owner, r.lease_until)
+            _TEXT[r.status], r.state, r.epoch, r.owner, r.lease_until)
 
 
 def row_to_run(row: Sequence[Any]) -> RunRecord:
@@ -301,9 +311,9 @@ def row_to_run(row: Sequence[Any]) -> RunRecord:
          owner, lease_until) = row
         return RunRecord(run_id=run_id, root_run_id=root_run_id, parent_run_id=parent_run_id,
                          session_id=session_id, thread_id=thread_id, scope=scope,
-                         status=RunStatus(status), state=state, epoch=int(epoch), owner=owner,
+                         status=_STATUS_OF[status], state=state, epoch=int(epoch), owner=owner,
                          lease_until=int(lease_until))
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, KeyError) as exc:
         raise _corrupt("run", exc) from None
 
 
@@ -832,7 +842,7 @@ class SqlLedger(_Facet):
                    result: str | None = None) -> bool:
         """The single-winner conditional update; ``result``, when given, is written with it."""
         return self._s.write(self._TRANSITION, (
-            new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
+            _TEXT[new.phase], new.expires_at, int(new.turn_recorded), new.response_digest,
             new.consumed_at, result, interrupt_id, expected_version)) == 1
 
     def set_result(self, interrupt_id: str, result: str) -> None:
@@ -889,9 +899,9 @@ class ConsumingSqlLedger(SqlLedger):
         ``expected`` (``resume.consume.single-winner``); the record as written and the turn of
         its checkpoint (read by ``checkpoints`` when it is not this store's own), or None when
         the write did not land (nothing changed)."""
-        params = (new.phase.value, new.expires_at, int(new.turn_recorded), new.response_digest,
+        params = (_TEXT[new.phase], new.expires_at, int(new.turn_recorded), new.response_digest,
                   new.consumed_at, *_claim_values(claims), token,
-                  expected.phase.value, expected.expires_at, int(expected.turn_recorded),
+                  _TEXT[expected.phase], expected.expires_at, int(expected.turn_recorded),
                   expected.response_digest, expected.consumed_at, claims.checkpoint_id)
         rows = self._s.statement(self.CONSUME, params, write=True, rows=True)
         if not rows:
@@ -1043,8 +1053,8 @@ class SqlRuns(_Facet):
         """The run's conditional update: write ``new`` only if the stored row still has
         ``expected``'s epoch, status and state (the writer's fencing token)."""
         return self._s.write(self._REPLACE, (
-            new.status.value, new.state, new.epoch, new.owner, new.lease_until,
-            expected.run_id, expected.epoch, expected.status.value, expected.state)) == 1
+            _TEXT[new.status], new.state, new.epoch, new.owner, new.lease_until,
+            expected.run_id, expected.epoch, _TEXT[expected.status], expected.state)) == 1
 
     def with_status(self, status: RunStatus) -> Sequence[RunRecord]:
         rows = self._s.read(f"{_RUN_SELECT} WHERE status = ? ORDER BY seq", (status.value,))
