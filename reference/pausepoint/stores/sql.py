@@ -621,7 +621,7 @@ class _Transaction:
 
     def __enter__(self) -> DBConnection:
         s = self._s
-        local = s._thread()
+        local = s._local if s._pid == _PID[0] else s._thread()  # _thread(), inlined
         conn = local.unit
         if conn is not None:  # the unit's transaction, which commits when the unit ends
             self._in_unit = True
@@ -681,7 +681,7 @@ class _Unit:
 
     def __enter__(self) -> None:
         s = self._s
-        local = s._thread()
+        local = s._local if s._pid == _PID[0] else s._thread()  # _thread(), inlined
         if local.unit is not None:  # nested: joins the outermost unit
             return
         tx = _Transaction(s, True, False)
@@ -702,7 +702,9 @@ class _Unit:
             try:
                 # a failed statement decides the unit: at its end, and when the conflict it
                 # met is the cause of what the block raised (say so)
-                if exc is None or (isinstance(exc, Exception) and local.unit_conflict):
+                # (_check_unit raises only for a failed unit: not called for a sound one)
+                if local.unit_failed and (exc is None or (isinstance(exc, Exception)
+                                                          and local.unit_conflict)):
                     self._s._check_unit()
             except PausepointError as err:
                 verdict = err
