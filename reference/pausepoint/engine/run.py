@@ -115,6 +115,7 @@ def current_run_binding(*, session_id: str, thread_id: str, scope: str,
 
 @contextmanager
 def _running(identity: RunIdentity) -> Iterator[None]:
+    """The run's identity while a body runs (:meth:`Runner.invoke` sets it inline)."""
     token = _CURRENT.set(identity)
     try:
         yield
@@ -138,15 +139,17 @@ class Runner:
                 raise ValueError("terminal events are the runner's to emit")
             events.append(event)
 
-        with _running(identity):
-            try:
-                result = body(emit)
-            except InvocationPaused as paused:  # the one catch (pause.signal.single-catch)
-                events.append(RunEvent(EventKind.PAUSED, paused.interrupts))
-            except InvocationCancelled:
-                events.append(RunEvent(EventKind.CANCELLED))
-            except Exception as exc:
-                events.append(RunEvent(EventKind.ERROR, f"{type(exc).__name__}: {exc}"))
-            else:
-                events.append(RunEvent(EventKind.DONE, result))
+        running = _CURRENT.set(identity)  # the run's identity while its body runs (no
+        try:                              # generator-based context manager: it is per drive)
+            result = body(emit)
+        except InvocationPaused as paused:  # the one catch (pause.signal.single-catch)
+            events.append(RunEvent(EventKind.PAUSED, paused.interrupts))
+        except InvocationCancelled:
+            events.append(RunEvent(EventKind.CANCELLED))
+        except Exception as exc:
+            events.append(RunEvent(EventKind.ERROR, f"{type(exc).__name__}: {exc}"))
+        else:
+            events.append(RunEvent(EventKind.DONE, result))
+        finally:
+            _CURRENT.reset(running)
         return events
