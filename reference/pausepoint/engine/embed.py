@@ -336,9 +336,9 @@ class Engine:
             # another answer of the step is still awaited
             if late:
                 self.owned.keep_answer(rec, text)
-            return attrs.evolve(self._result(rec.run_id), interrupt_id=rec.interrupt_id)
+            return _answering(self._result(rec.run_id), rec.interrupt_id)
         self._saved.took = False
-        result = attrs.evolve(self._continue(rec, seen), interrupt_id=rec.interrupt_id)
+        result = _answering(self._continue(rec, seen), rec.interrupt_id)
         if late and not self._saved.took:  # not taken (no commit since the consume)
             self.owned.keep_answer(rec, text)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
@@ -636,7 +636,7 @@ class Engine:
             output = json.loads(run.state).get("output")
         return RunResult(run_id=run_id, status=run.status, output=output,
                          pauses=self._outstanding(run_id, asked),
-                         events=tuple(e.kind.value for e in events))
+                         events=tuple([e.kind._value_ for e in events]))  # its text
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
         """Write the run's progress under the epoch it was read with: a conditional write that
@@ -863,6 +863,19 @@ class Engine:
                     pass  # decided otherwise already
             raise
         raise InvocationPaused(tuple(taken))
+
+
+def _answering(result: RunResult, interrupt_id: str) -> RunResult:
+    """``result``, naming the pause a resume answered: ``attrs.evolve(result,
+    interrupt_id=...)`` built directly (evolve looks up the class's fields on every call, and
+    this is on every resume's path; the fields are checked below)."""
+    return RunResult(result.run_id, result.status, result.output, result.pauses,
+                     result.events, result.replayed, interrupt_id)
+
+
+assert [f.name for f in attrs.fields(RunResult)] == [
+    "run_id", "status", "output", "pauses", "events", "replayed", "interrupt_id"], \
+    "_answering builds a RunResult field by field: keep it in step with the class"
 
 
 _STATE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
