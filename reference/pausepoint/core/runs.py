@@ -167,7 +167,7 @@ class Accepted:
 
 
 StepOutcome = Accepted | Refusal
-Update = Callable[[RunState | None, Event], RunState]
+Update = Callable[[RunState | None, Event, RunStatus], RunState]
 Guard = Callable[[RunState | None, Event], Refusal | None]
 
 
@@ -179,7 +179,7 @@ class Row:
     target: RunStatus | None = None
     """Where an accepted event leaves the run (None: the row refuses)."""
     update: Update | None = None
-    """The new state's ownership fields (None: nothing changes)."""
+    """The new state, in ``target`` with its ownership fields (None: nothing changes)."""
     guards: tuple[Guard, ...] = ()
     refuse: ErrorCode | None = None
     message: str = ""
@@ -225,29 +225,29 @@ def _current_step(s: RunState | None, e: Event) -> Refusal | None:
     return None
 
 
-def _owned(s: RunState | None, e: Event) -> RunState:
+def _owned(s: RunState | None, e: Event, target: RunStatus) -> RunState:
     """Taken over by the event's owner: a new epoch and a fresh lease."""
     assert isinstance(e, Start | Recover | Continue)
     epoch = 0 if s is None else s.epoch
-    return RunState(RunStatus.RUNNING, epoch + 1, e.owner, e.now + e.lease_ms)
+    return RunState(target, epoch + 1, e.owner, e.now + e.lease_ms)
 
 
-def _renewed(s: RunState | None, e: Event) -> RunState:
+def _renewed(s: RunState | None, e: Event, target: RunStatus) -> RunState:
     assert s is not None and isinstance(e, Progress)
-    return RunState(s.status, s.epoch, s.owner, e.now + e.lease_ms)
+    return RunState(target, s.epoch, s.owner, e.now + e.lease_ms)
 
 
-def _released(s: RunState | None, e: Event) -> RunState:
+def _released(s: RunState | None, e: Event, target: RunStatus) -> RunState:
     """Nobody owns the run any more; the epoch stays (it fences the writer it fenced)."""
     assert s is not None
-    return RunState(s.status, s.epoch)
+    return RunState(target, s.epoch)
 
 
-def _cancelling(s: RunState | None, e: Event) -> RunState:
+def _cancelling(s: RunState | None, e: Event, target: RunStatus) -> RunState:
     """Taken over by the canceller (or, from cancelling, by a restart finishing the cancel):
     a new epoch, and a lease while it cancels."""
     assert s is not None and isinstance(e, Cancel | Recover)
-    return RunState(s.status, s.epoch + 1, e.owner, e.now + e.lease_ms if e.lease_ms else 0)
+    return RunState(target, s.epoch + 1, e.owner, e.now + e.lease_ms if e.lease_ms else 0)
 
 
 def _invalid(event: type[Event], *sources: RunStatus | None) -> tuple[Row, ...]:
@@ -315,8 +315,7 @@ def step(state: RunState | None, event: Event) -> StepOutcome:
     if row.update is None:  # nothing to do: already so
         assert state is not None
         return Accepted(state, row.clause, changed=False)
-    new = row.update(state, event)
-    return Accepted(RunState(row.target, new.epoch, new.owner, new.lease_until), row.clause)
+    return Accepted(row.update(state, event, row.target), row.clause)  # built in its target
 
 
 def transitions() -> tuple[tuple[RunStatus | None, str, RunStatus], ...]:
