@@ -833,8 +833,9 @@ class Engine:
             for name, payload in questions:
                 svc.check_pause(binding=binding, name=name, payload=payload,
                                 tool_call_id=tool_call_id, checkpoint_id=checkpoint_id)
-        self.trace.emit("execute", run=run.run_id,
-                        pauses=[f"{run.run_id}/{n}/{j}" for j in range(len(questions))])
+        if self.trace is not NO_TRACE:  # off: no event, and no list of its pauses built
+            self.trace.emit("execute", run=run.run_id,
+                            pauses=[f"{run.run_id}/{n}/{j}" for j in range(len(questions))])
         taken: list[PendingInterrupt] = []
         try:
             turn = self._turn_with_pause(run, state, n)

@@ -63,9 +63,12 @@ class InvocationPaused(BaseException):
     """The run stopped at registered pause points.  Not an error (pause.signal.base-exception)."""
 
     def __init__(self, interrupts: tuple[PendingInterrupt, ...]) -> None:
-        names = ", ".join(i.name for i in interrupts)
-        super().__init__(f"the run paused at {names}")
+        super().__init__(interrupts)
         self.interrupts = interrupts
+
+    def __str__(self) -> str:  # built when asked for: a pause is raised on every ask
+        names = ", ".join(i.name for i in self.interrupts)
+        return f"the run paused at {names}"
 
 
 class InvocationCancelled(BaseException):
