@@ -31,7 +31,6 @@ reconciles (:meth:`Engine.reconcile`) before it is resumed.
 from __future__ import annotations
 
 import functools
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NoReturn, TypeVar, cast
@@ -49,6 +48,7 @@ from pausepoint.core.registry import Interaction
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import Deployment, compose
+from pausepoint.engine.jsontext import loads, state_json
 from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
 from pausepoint.engine.run import (
     Emit,
@@ -311,7 +311,7 @@ class Engine:
         if out.replayed and not self.owned.answer_awaited(rec):
             # the first answer went on (or its resumer still does): tell what it found.  Only
             # when a restart found the first answer lost does its retry go on (below)
-            first = json.loads(out.result) if out.result else {}
+            first = loads(out.result) if out.result else {}
             return RunResult(run_id=rec.run_id, status=RunStatus(first.get("status", "running")),
                              events=tuple(first.get("events", ())), replayed=True,
                              interrupt_id=rec.interrupt_id)
@@ -408,7 +408,7 @@ class Engine:
 
     def _mine(self, run: RunRecord) -> bool:
         """The run is one of this engine's agents' (a store may hold others')."""
-        return json.loads(run.state).get("agent") in self.agents
+        return loads(run.state).get("agent") in self.agents
 
     def _started(self, run: RunRecord, data: Any) -> None:
         """Told of a run just started on ``data``."""
@@ -430,7 +430,7 @@ class Engine:
         found = []
         for run in self.deployment.service.runs.with_status(RunStatus.PAUSED):
             if self._mine(run):
-                rec = self.owned.stalled(run.run_id, json.loads(run.state)["step"])
+                rec = self.owned.stalled(run.run_id, loads(run.state)["step"])
                 if rec is not None:
                     found.append(rec)
         return found
@@ -550,7 +550,7 @@ class Engine:
         if run is None:
             return self._result(rec.run_id)
         state: dict[str, Any] = seen.state if seen is not None and seen.state is not None \
-            else json.loads(run.state)
+            else loads(run.state)
         event = self.owned.continuation(self._belongs(rec, run, state))
         taken = runs.step(run.run_state, event)
         if isinstance(taken, runs.Refusal):
@@ -598,7 +598,7 @@ class Engine:
         alone there (:meth:`_ask` notes how many questions a step asked; every pause of the
         step carries the step's checkpoint, unique to it, so no other pause has it)."""
         run = self.deployment.service.runs.get(rec.run_id)
-        state: dict[str, Any] | None = None if run is None else json.loads(run.state)
+        state: dict[str, Any] | None = None if run is None else loads(run.state)
         alone = (state is not None and state.get("asked") == 1
                  and rec.interrupt_id == f"{rec.run_id}/{state['step']}/0"
                  and rec.claims.checkpoint_id == f"{rec.run_id}@{state['step']}")
@@ -633,7 +633,7 @@ class Engine:
             raise PausepointError(ErrorCode.PAUSE_UNKNOWN, "lifecycle.states",
                                   f"no run {run_id!r}")
         if run.status == RunStatus.DONE and output is None:
-            output = json.loads(run.state).get("output")
+            output = loads(run.state).get("output")
         return RunResult(run_id=run_id, status=run.status, output=output,
                          pauses=self._outstanding(run_id, asked),
                          events=tuple([e.kind._value_ for e in events]))  # its text
@@ -662,7 +662,7 @@ class Engine:
         """Execute the run this engine owns (under ``owned.epoch``) from the top, with what it
         recorded, until it pauses, ends, is cancelled -- or this engine loses it."""
         run_id = owned.run_id
-        state: dict[str, Any] = json.loads(owned.state)
+        state: dict[str, Any] = loads(owned.state)
         agent = self.agents[state["agent"]]
         box: dict[str, Any] = {}
 
@@ -696,7 +696,7 @@ class Engine:
             if failed is not None and failed.epoch == owned.epoch and \
                     failed.status == RunStatus.RUNNING:
                 try:
-                    self._save(failed, json.loads(failed.state), runs.Fail(owned.epoch))
+                    self._save(failed, loads(failed.state), runs.Fail(owned.epoch))
                 except (Lost, InvocationCancelled):
                     pass  # lost meanwhile: its new owner decides
             if self.raise_errors and "error" in box:
@@ -879,11 +879,6 @@ assert [f.name for f in attrs.fields(RunResult)] == [
     "_answering builds a RunResult field by field: keep it in step with the class"
 
 
-_STATE_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                                  allow_nan=False)
-"""Built once: ``json.dumps`` with these options builds an encoder on every call."""
-
-
 _ENDED_AS: Final = {EventKind.PAUSED: RunStatus.PAUSED, EventKind.DONE: RunStatus.DONE}
 """The run's status after a drive whose last event is this one (:meth:`Engine._written`)."""
 
@@ -892,4 +887,4 @@ def _state_json(state: dict[str, Any]) -> str:
     """A run's continuation data as JSON text.  Not canonical JSON: it is stored and read back,
     never compared across languages or digested, and it may hold values that are not Unicode
     text (a payload the pause then refuses)."""
-    return _STATE_ENCODER.encode(state)
+    return state_json(state)

@@ -27,6 +27,7 @@ from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.ports import Clock, PauseRecord, RunRecord
 from pausepoint.core.registry import RECONCILE
+from pausepoint.engine.jsontext import loads
 from pausepoint.engine.run import InvocationCancelled, PauseBinding, PendingInterrupt
 from pausepoint.engine.service import PauseService
 
@@ -52,7 +53,7 @@ def published(rec: PauseRecord, token: str | None = None) -> PendingInterrupt:
     """The pause ``rec`` as it is published to whoever answers it (``token``: another token
     to publish instead of the issued one)."""
     return PendingInterrupt(
-        name=rec.claims.name, payload=json.loads(rec.payload),
+        name=rec.claims.name, payload=loads(rec.payload),
         token=rec.token if token is None else token, interrupt_id=rec.interrupt_id,
         run_id=rec.run_id, session_id=rec.claims.session_id,
         tool_call_id=rec.claims.tool_call_id, expires_at=rec.state.expires_at,
@@ -179,7 +180,7 @@ class Ownership:
         """The kept result of the effect ``key``: None if it returned None, or if an operator
         settled it (its result is unknown)."""
         text = self.service.payloads.get(f"{run_id}#effect#{key}")
-        return None if text is None else json.loads(text)
+        return None if text is None else loads(text)
 
     def begin_effect(self, run: RunRecord, key: str) -> bool:
         """Journal the effect ``key`` started under the driver's epoch and a lease still live
@@ -242,7 +243,7 @@ class Ownership:
         text = kept.get(interrupt_id) if kept else None
         if text is None:
             text = self.service.payloads.get(answer_key(interrupt_id))
-        return None if text is None else json.loads(text)
+        return None if text is None else loads(text)
 
     def step_pauses(self, rec: PauseRecord) -> list[PauseRecord]:
         """The pauses taken together with ``rec`` (the questions of its step)."""
