@@ -94,11 +94,13 @@ class RunContext:
     """What an agent function sees of its run: ``ask``, ``ask_all`` and ``effect``."""
 
     def __init__(self, engine: Engine, run: RunRecord, state: dict[str, Any],
-                 emit: Emit) -> None:
+                 emit: Emit, validated: dict[str, tuple[Interaction, object]] | None = None
+                 ) -> None:
         self._engine = engine
         self._run = run
         self._state = state
         self._emit = emit
+        self._validated = validated
         self._next = 0
         self.run_id = run.run_id
 
@@ -143,10 +145,21 @@ class RunContext:
         ids = [f"{self.run_id}/{n}/{j}" for j in range(len(questions))]
         registered = [svc.interaction(name) for name, _payload in questions]
         if all(i in answers for i in ids):
-            return [answers[i] if r is None else r.validated_response(answers[i])
-                    for r, i in zip(registered, ids, strict=True)]
+            return [self._answer(r, i, answers[i]) for r, i in zip(registered, ids, strict=True)]
         self._engine._ask(self._run, self._state, n, questions, tool_call_id)
         raise AssertionError("unreachable: _ask raises")  # pragma: no cover
+
+    def _answer(self, registered: Interaction | None, interrupt_id: str, kept: Any) -> Any:
+        """The recorded answer ``kept`` to ``interrupt_id`` as the agent receives it: validated
+        strictly against ``registered``'s response model -- or, once, the instance the resume
+        of this very unit validated for ``registered`` (:attr:`_Seen.validated`), which is the
+        same value (a second ask of it validates again: a fresh instance, as before)."""
+        if registered is None:
+            return kept
+        held = self._validated.pop(interrupt_id, None) if self._validated else None
+        if held is not None and held[0] is registered:
+            return held[1]
+        return registered.validated_response(kept)
 
     def effect(self, key: str, fn: Callable[[], T], *, step: int | None = None) -> T:
         """Run ``fn`` (a side effect) at most once for this run and ``key``; its result must be
@@ -168,13 +181,16 @@ class RunContext:
 class _Seen:
     """What a resume already read and wrote of its pause's step, handed to the continuation in
     the same unit instead of read again: the step's pauses (read once, after the answer was
-    kept), the answers the resume kept itself (their JSON text, by interrupt id), and the run
-    with its continuation data as the unit read it (None: read it)."""
+    kept), the answers the resume kept itself (their JSON text, by interrupt id), the run
+    with its continuation data as the unit read it (None: read it), and the answers the resume
+    validated itself, ``(interrupt id, interaction, instance)``, for the drive's ask
+    (:meth:`RunContext._answer`)."""
 
     pauses: Sequence[PauseRecord]
     kept: Mapping[str, str]
     run: RunRecord | None = None
     state: dict[str, Any] | None = None
+    validated: tuple[tuple[str, Interaction, object], ...] = ()
 
 
 class _StoreFailed(BaseException):
@@ -330,8 +346,8 @@ class Engine:
         # the step's pauses, read once; the answer just kept and the run stay in hand when this
         # unit consumed the pause in its own transaction (nobody else can have kept one for it,
         # nor write the run before the unit commits)
-        seen = self._seen(rec, text) if self._one_unit() and not out.replayed else \
-            _Seen(self.owned.step_pauses(rec), {})
+        seen = self._seen(rec, text, out.answer) if self._one_unit() and not out.replayed \
+            else _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
             # another answer of the step is still awaited
             if late:
@@ -559,13 +575,14 @@ class Engine:
             seen = _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
-        self._deliver(rec, run, state, seen)
+        as_sorted = self._deliver(rec, run, state, seen)
         if self._serial and self._one_unit():
             # the claim is written with the drive's first write, conditional on the row read
             # here: in a unit of a store that serialises units, no one writes the row between
             pending = run.evolve(taken.state, _state_json(state))
             self._claim()  # an operation inside a drive's agent: the drive's claim first
             self._saved.claim = (run, pending)
+            self._hand(pending, state if as_sorted else None, seen)
             try:
                 return self._drive(pending)
             finally:
@@ -574,7 +591,16 @@ class Engine:
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
+        self._hand(claimed, state if as_sorted else None, seen)
         return self._drive(claimed)
+
+    def _hand(self, run: RunRecord, state: dict[str, Any] | None, seen: _Seen) -> None:
+        """Hand the drive of ``run`` (a continuation's take-over, its continuation data just
+        encoded from ``state``) what this operation holds: ``state`` -- equal to that text read
+        back, orders included, when :meth:`_deliver` says so (None: read it back) -- and the
+        answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes them
+        (:meth:`_drive`: the same record, on this thread); any other drive reads its own."""
+        self._saved.handed = (run, state, {i: (r, v) for i, r, v in seen.validated})
 
     def _claim(self) -> None:
         """Write the continuation's take-over of the run (:meth:`_continue`) if it is not
@@ -591,8 +617,9 @@ class Engine:
         self._saved.took = True
         self.trace.emit("continue", run=claimed.run_id)
 
-    def _seen(self, rec: PauseRecord, text: str) -> _Seen:
-        """What a resume that consumed ``rec`` and kept its answer ``text`` in this unit knows
+    def _seen(self, rec: PauseRecord, text: str, answer: object) -> _Seen:
+        """What a resume that consumed ``rec`` and kept its answer ``text`` (validated as
+        ``answer``) in this unit knows
         of the step: the run (read now, once, for the continuation too) and the step's pauses
         -- ``rec`` alone, not read, when the run is paused at ``rec``'s step having asked it
         alone there (:meth:`_ask` notes how many questions a step asked; every pause of the
@@ -602,25 +629,40 @@ class Engine:
         alone = (state is not None and state.get("asked") == 1
                  and rec.interrupt_id == f"{rec.run_id}/{state['step']}/0"
                  and rec.claims.checkpoint_id == f"{rec.run_id}@{state['step']}")
+        # the validated answer goes to the drive's ask as it is when validating it again could
+        # only give it back: a plain ``dict`` response, whose instance is the JSON values read
+        # from canonical text -- its text (``text``) is that canonical text again, so the
+        # strict check of ``text`` reads back the very same values (no model, no coercion)
+        registered = self.deployment.service.interaction(rec.claims.name)
+        validated = ((rec.interrupt_id, registered, answer),) \
+            if registered is not None and registered.response is dict else ()
         return _Seen([rec] if alone else self.owned.step_pauses(rec), {rec.interrupt_id: text},
-                     run, state)
+                     run, state, validated)
 
     def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any],
-                 seen: _Seen) -> None:
+                 seen: _Seen) -> bool:
         """Hand the kept answers of ``rec``'s step to the step the run is paused at: the
         ``j``-th answer becomes the answer of the run's current ``j``-th question (a recovery
-        pause's, its own).  The continuation-belongs-to-step check made these one step."""
+        pause's, its own).  The continuation-belongs-to-step check made these one step.
+        Returns whether ``state`` now orders every key as its sorted JSON text read back
+        would (:meth:`_hand`): each answer delivered is one this operation kept, with ASCII
+        text -- canonical JSON orders an object's keys by UTF-16 code units, the state's text
+        by code points, which differ only beyond ASCII."""
         step, kind = rec.interrupt_id.removeprefix(f"{run.run_id}/").split("/", 1)
         if kind.startswith("recover/"):
             state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id,
                                                                          seen.kept)
-            return
+            return False
+        as_sorted = True
         for r in seen.pauses:
             if r.interrupt_id.startswith(f"{run.run_id}/{step}/") and \
                     "/recover/" not in r.interrupt_id:
                 j = r.interrupt_id.rsplit("/", 1)[1]
                 state["answers"][f"{run.run_id}/{state['step']}/{j}"] = \
                     self.owned.kept_answer(r.interrupt_id, seen.kept)
+                text = seen.kept.get(r.interrupt_id)
+                as_sorted = as_sorted and text is not None and text.isascii()
+        return as_sorted
 
     def _result(self, run_id: str, output: Any = None, events: Sequence[RunEvent] = (),
                 run: RunRecord | None = None,
@@ -662,12 +704,17 @@ class Engine:
         """Execute the run this engine owns (under ``owned.epoch``) from the top, with what it
         recorded, until it pauses, ends, is cancelled -- or this engine loses it."""
         run_id = owned.run_id
-        state: dict[str, Any] = loads(owned.state)
+        handed: tuple[RunRecord, dict[str, Any] | None, dict[str, tuple[Interaction, object]]] \
+            | None = getattr(self._saved, "handed", None)
+        self._saved.handed = None
+        if handed is None or handed[0] is not owned:
+            handed = (owned, None, {})
+        state: dict[str, Any] = loads(owned.state) if handed[1] is None else handed[1]
         agent = self.agents[state["agent"]]
         box: dict[str, Any] = {}
 
         def body(emit: Emit) -> Any:
-            ctx = RunContext(self, owned, state, emit)
+            ctx = RunContext(self, owned, state, emit, handed[2])
             try:
                 output = agent(ctx, state["input"])
             except Exception as exc:
