@@ -1,0 +1,112 @@
+"""What a resume hands the drive of its continuation in the same unit -- the continuation data
+it just encoded and the answer it just validated -- is what reading the data back and
+validating the answer again would give: the same values, in the same order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic_core import to_jsonable_python
+
+from pausepoint import Engine, Interaction, RunContext
+from pausepoint.core.canonical import canonical_json
+from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.jsontext import loads
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                  max_size=3),
+    max_leaves=10)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), _JSON, max_size=4))
+def test_a_validated_dict_answer_validates_again_to_itself(response: dict[str, Any]) -> None:
+    """The ground for handing a ``dict`` answer on as the resume validated it: validating its
+    kept text again (what a replay's ask does) gives the same values, types and order."""
+    ask = Interaction("ask")
+    validated = ask.validate_response(response)
+    if validated is None:
+        return  # refused at the resume: never handed on
+    try:
+        kept = canonical_json(to_jsonable_python(validated.value))
+    except ValueError:
+        return  # no kept text (beyond I-JSON): the resume stops before any hand-over
+
+    again = ask.validated_response(loads(kept))
+    assert repr(again) == repr(validated.value)
+
+
+class Shouted(pydantic.BaseModel):
+    """A response model whose validation is not idempotent: each check adds a ``!``."""
+
+    text: str
+
+    @pydantic.field_validator("text")
+    @classmethod
+    def shout(cls, value: str) -> str:
+        return value + "!"
+
+
+def _engine(agents: dict[str, Any], *interactions: Interaction) -> Engine:
+    return Engine.open("memory:", agents=agents, interactions=list(interactions),
+                       clock=ManualClock(0))
+
+
+def _cycle(engine: Engine, agent: str, answer: object) -> Any:
+    started = engine.start(agent, None, run_id="r")
+    done = engine.resume(started.pauses[0].token, answer)
+    assert done.status == "done", done
+    return done.output
+
+
+def test_a_model_answer_is_validated_again_at_the_replay() -> None:
+    """Only a plain ``dict`` answer is handed on: a model's answer is validated again from its
+    kept text, as it always was (here that check adds a second ``!``)."""
+    def agent(ctx: RunContext, data: Any) -> Any:
+        answer = ctx.ask("shout", {})
+        assert isinstance(answer, Shouted)
+        return answer.text
+    engine = _engine({"a": agent}, Interaction("shout", response=Shouted))
+    try:
+        assert _cycle(engine, "a", {"text": "hi"}) == "hi!!"
+    finally:
+        engine.close()
+
+
+def test_an_answer_handed_on_is_a_fresh_value_each_ask() -> None:
+    """The answer handed on goes to the first ask of it only; asking it again validates again:
+    each ask returns its own instance, as before."""
+    def agent(ctx: RunContext, data: Any) -> Any:
+        first = ctx.ask("ask", {}, step=0)
+        first["mine"] = True
+        second = ctx.ask("ask", {}, step=0)
+        return [first, second]
+    engine = _engine({"a": agent}, Interaction("ask"))
+    try:
+        assert _cycle(engine, "a", {"n": 1}) == [{"n": 1, "mine": True}, {"n": 1}]
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("keys", [["\U00010000", "\ue000"], ["b", "a"], ["é", "e"]])
+def test_a_raw_answer_keeps_the_order_of_the_runs_data(keys: list[str]) -> None:
+    """An answer the agent receives raw (its replay asks a name no longer registered) has its
+    keys in the order of the run's continuation data read back -- code point order -- not in
+    canonical JSON's (UTF-16 code units), which differ beyond the BMP."""
+    asked: list[str] = []
+
+    def agent(ctx: RunContext, data: Any) -> Any:
+        asked.append("gone" if asked else "ask")
+        return list(ctx.ask(asked[-1], {}))
+    engine = _engine({"a": agent}, Interaction("ask"))
+    try:
+        assert _cycle(engine, "a", dict.fromkeys(keys, 1)) == sorted(keys)
+    finally:
+        engine.close()
