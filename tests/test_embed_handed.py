@@ -41,6 +41,7 @@ def test_a_validated_dict_answer_validates_again_to_itself(response: dict[str, A
 
     again = ask.validated_response(loads(kept))
     assert repr(again) == repr(validated.value)
+    assert canonical_json(validated.value) == kept  # no conversion needed to keep it
 
 
 class Shouted(pydantic.BaseModel):

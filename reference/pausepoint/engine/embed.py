@@ -333,7 +333,12 @@ class Engine:
                              interrupt_id=rec.interrupt_id)
         # kept until the continuation: if this process dies before it, a restart goes on with
         # the answer -- the validated one, not the raw input (resume.response.strict)
-        answer = response if out.replayed else to_jsonable_python(out.answer)
+        # (a plain ``dict`` answer already is JSON values, read from JSON text: converting it
+        # would only copy it; any other instance is converted)
+        registered = None if out.replayed else svc.interaction(rec.claims.name, reserved=True)
+        plain = registered is not None and registered.response is dict
+        answer = response if out.replayed else out.answer if plain else \
+            to_jsonable_python(out.answer)
         text = canonical_json(answer)
         # ... unless the continuation takes the run in this very transaction (a store that
         # serialises units): the answer is then in the run's continuation data it writes, and
@@ -346,8 +351,8 @@ class Engine:
         # the step's pauses, read once; the answer just kept and the run stay in hand when this
         # unit consumed the pause in its own transaction (nobody else can have kept one for it,
         # nor write the run before the unit commits)
-        seen = self._seen(rec, text, out.answer) if self._one_unit() and not out.replayed \
-            else _Seen(self.owned.step_pauses(rec), {})
+        seen = self._seen(rec, text, registered if plain else None, out.answer) \
+            if self._one_unit() and not out.replayed else _Seen(self.owned.step_pauses(rec), {})
         if not self.owned.answers_kept(rec, seen.pauses, seen.kept):
             # another answer of the step is still awaited
             if late:
@@ -617,9 +622,10 @@ class Engine:
         self._saved.took = True
         self.trace.emit("continue", run=claimed.run_id)
 
-    def _seen(self, rec: PauseRecord, text: str, answer: object) -> _Seen:
+    def _seen(self, rec: PauseRecord, text: str, plain: Interaction | None,
+              answer: object) -> _Seen:
         """What a resume that consumed ``rec`` and kept its answer ``text`` (validated as
-        ``answer``) in this unit knows
+        ``answer``; ``plain``: by this interaction, a ``dict`` response) in this unit knows
         of the step: the run (read now, once, for the continuation too) and the step's pauses
         -- ``rec`` alone, not read, when the run is paused at ``rec``'s step having asked it
         alone there (:meth:`_ask` notes how many questions a step asked; every pause of the
@@ -633,9 +639,7 @@ class Engine:
         # only give it back: a plain ``dict`` response, whose instance is the JSON values read
         # from canonical text -- its text (``text``) is that canonical text again, so the
         # strict check of ``text`` reads back the very same values (no model, no coercion)
-        registered = self.deployment.service.interaction(rec.claims.name)
-        validated = ((rec.interrupt_id, registered, answer),) \
-            if registered is not None and registered.response is dict else ()
+        validated = () if plain is None else ((rec.interrupt_id, plain, answer),)
         return _Seen([rec] if alone else self.owned.step_pauses(rec), {rec.interrupt_id: text},
                      run, state, validated)
 
