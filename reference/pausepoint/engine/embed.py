@@ -364,7 +364,7 @@ class Engine:
             self.owned.keep_answer(rec, text)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
             svc.set_result(rec.interrupt_id, {
-                "status": result.status.value, "events": list(result.events),
+                "status": result.status._value_, "events": list(result.events),
                 "pauses": [p.interrupt_id for p in result.pauses]})
         return result
 
@@ -433,8 +433,9 @@ class Engine:
 
     def _started(self, run: RunRecord, data: Any) -> None:
         """Told of a run just started on ``data``."""
-        self.trace.emit("start", run=run.run_id, parent=run.parent_run_id or None,
-                        ttl=self.deployment.service.ttl_ms)
+        if self.trace is not NO_TRACE:  # (on every operation's path: no call when it is off)
+            self.trace.emit("start", run=run.run_id, parent=run.parent_run_id or None,
+                            ttl=self.deployment.service.ttl_ms)
 
     def _recover(self, run: RunRecord) -> runs.Recover:
         """The restart's take-over event for ``run`` (run.ownership.lease)."""
@@ -700,7 +701,8 @@ class Engine:
             self._lost(run.run_id)
         if stored is not None:
             self._saved.took = True
-            self.trace.emit("continue", run=run.run_id)
+            if self.trace is not NO_TRACE:
+                self.trace.emit("continue", run=run.run_id)
         self._saved.run = new
         return new
 
@@ -728,7 +730,8 @@ class Engine:
                 raise
             state["output"] = output
             self._save(ctx._run, state, runs.Finish(owned.epoch))
-            self.trace.emit("execute", run=run_id)
+            if self.trace is not NO_TRACE:
+                self.trace.emit("execute", run=run_id)
             return output
 
         self._saved.run = None
@@ -902,7 +905,8 @@ class Engine:
                     raise
                 if rec.state.phase == lc.Phase.PAUSED and not rec.state.turn_recorded:
                     rec = self._record_turn(run, state, n, rec)
-                elif turn is not None and rec.state.turn_recorded:  # written with the pause
+                elif turn is not None and rec.state.turn_recorded and \
+                        self.trace is not NO_TRACE:  # written with the pause
                     self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
                 taken.append(self._publish(rec))
             state["step"], state["asked"] = n, len(questions)

@@ -84,7 +84,8 @@ class Ownership:
         # parent and root rows (PostgreSQL), which a start refused on what it read never does
         for attempt in range(1 if run.parent_run_id else 0, 3):
             existing = None if attempt == 0 else svc.runs.get(run.run_id)
-            parent, standing = svc.parent_standing(run.parent_run_id or None)
+            parent, standing = svc.parent_standing(run.parent_run_id) if run.parent_run_id \
+                else (None, None)  # (what it tells of no parent)
             out = runs.step(None if existing is None else existing.run_state, runs.Start(
                 self.owner, self.clock.now(), self.lease_ms, parent=standing,
                 parent_found=not run.parent_run_id or parent is not None))
