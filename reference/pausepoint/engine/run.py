@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import enum
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -116,14 +115,20 @@ def current_run_binding(*, session_id: str, thread_id: str, scope: str,
                         parent_run_id=parent_run_id)
 
 
-@contextmanager
-def _running(identity: RunIdentity) -> Iterator[None]:
-    """The run's identity while a body runs (:meth:`Runner.invoke` sets it inline)."""
-    token = _CURRENT.set(identity)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+class _running:  # noqa: N801 -- named as the function it replaces (tests/broken use it)
+    """The run's identity while a body runs.  A class, not a generator context manager: it is
+    entered on every drive, and a generator's costs several calls more."""
+
+    __slots__ = ("_identity", "_token")
+
+    def __init__(self, identity: RunIdentity) -> None:
+        self._identity = identity
+
+    def __enter__(self) -> None:
+        self._token = _CURRENT.set(self._identity)
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._token)
 
 
 Emit = Callable[[RunEvent], None]
@@ -142,17 +147,15 @@ class Runner:
                 raise ValueError("terminal events are the runner's to emit")
             events.append(event)
 
-        running = _CURRENT.set(identity)  # the run's identity while its body runs (no
-        try:                              # generator-based context manager: it is per drive)
-            result = body(emit)
-        except InvocationPaused as paused:  # the one catch (pause.signal.single-catch)
-            events.append(RunEvent(EventKind.PAUSED, paused.interrupts))
-        except InvocationCancelled:
-            events.append(RunEvent(EventKind.CANCELLED))
-        except Exception as exc:
-            events.append(RunEvent(EventKind.ERROR, f"{type(exc).__name__}: {exc}"))
-        else:
-            events.append(RunEvent(EventKind.DONE, result))
-        finally:
-            _CURRENT.reset(running)
+        with _running(identity):
+            try:
+                result = body(emit)
+            except InvocationPaused as paused:  # the one catch (pause.signal.single-catch)
+                events.append(RunEvent(EventKind.PAUSED, paused.interrupts))
+            except InvocationCancelled:
+                events.append(RunEvent(EventKind.CANCELLED))
+            except Exception as exc:
+                events.append(RunEvent(EventKind.ERROR, f"{type(exc).__name__}: {exc}"))
+            else:
+                events.append(RunEvent(EventKind.DONE, result))
         return events
