@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, NoReturn, TypeVar, cast
+from typing import Any, Final, NoReturn, TypeVar
 
 import attrs
 from pydantic_core import to_jsonable_python
@@ -550,10 +550,10 @@ class Engine:
                 return None, exc
             except Exception as exc:  # the agent's own error
                 return None, exc
-        value, failed = self.deployment.service.atomically(attempt)
-        if failed is not None:
-            raise failed
-        return cast(T, value)
+        outcome = self.deployment.service.atomically(attempt)
+        if outcome[1] is not None:
+            raise outcome[1]
+        return outcome[0]
 
     def _one_unit(self) -> bool:
         """An operation here is one unit of work of the store: what it wrote or read is the

@@ -9,7 +9,7 @@ from __future__ import annotations
 import _json
 import json
 import threading
-from typing import Any, Final, cast
+from typing import Any, Final
 
 _DECODER: Any = json.JSONDecoder()
 _SCAN = _json.make_scanner(_DECODER)
@@ -40,14 +40,14 @@ def state_json(value: object) -> str:
     (with these options), built once per thread and kept.  Its circular-reference markers are
     empty again after every encoding that succeeds; one that fails may leave some behind, so
     the encoder is then dropped and the next call builds a fresh one."""
-    encoder = getattr(_ENCODERS, "encoder", None)
+    encoder: Any = getattr(_ENCODERS, "encoder", None)
     if encoder is None:
         e = STATE_ENCODER
         encoder = _ENCODERS.encoder = _json.make_encoder(
             {}, e.default, _json.encode_basestring_ascii, None, e.key_separator,
             e.item_separator, e.sort_keys, e.skipkeys, e.allow_nan)
     try:
-        return "".join(cast(Any, encoder)(value, 0))
+        return "".join(encoder(value, 0))
     except BaseException:
         _ENCODERS.encoder = None
         raise
