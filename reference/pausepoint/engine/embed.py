@@ -631,18 +631,19 @@ class Engine:
         -- ``rec`` alone, not read, when the run is paused at ``rec``'s step having asked it
         alone there (:meth:`_ask` notes how many questions a step asked; every pause of the
         step carries the step's checkpoint, unique to it, so no other pause has it)."""
-        run = self.deployment.service.runs.get(rec.run_id)
+        claims = rec.claims
+        run = self.deployment.service.runs.get(claims.run_id)
         state: dict[str, Any] | None = None if run is None else loads(run.state)
         alone = (state is not None and state.get("asked") == 1
-                 and rec.interrupt_id == f"{rec.run_id}/{state['step']}/0"
-                 and rec.claims.checkpoint_id == f"{rec.run_id}@{state['step']}")
+                 and claims.interrupt_id == f"{claims.run_id}/{state['step']}/0"
+                 and claims.checkpoint_id == f"{claims.run_id}@{state['step']}")
         # the validated answer goes to the drive's ask as it is when validating it again could
         # only give it back: a plain ``dict`` response, whose instance is the JSON values read
         # from canonical text -- its text (``text``) is that canonical text again, so the
         # strict check of ``text`` reads back the very same values (no model, no coercion)
-        validated = () if plain is None else ((rec.interrupt_id, plain, answer),)
-        return _Seen([rec] if alone else self.owned.step_pauses(rec), {rec.interrupt_id: text},
-                     run, state, validated)
+        validated = () if plain is None else ((claims.interrupt_id, plain, answer),)
+        return _Seen([rec] if alone else self.owned.step_pauses(rec),
+                     {claims.interrupt_id: text}, run, state, validated)
 
     def _deliver(self, rec: PauseRecord, run: RunRecord, state: dict[str, Any],
                  seen: _Seen) -> bool:
@@ -659,13 +660,13 @@ class Engine:
                                                                          seen.kept)
             return False
         as_sorted = True
+        answered, delivered = f"{run.run_id}/{step}/", f"{run.run_id}/{state['step']}/"
         for r in seen.pauses:
-            if r.interrupt_id.startswith(f"{run.run_id}/{step}/") and \
-                    "/recover/" not in r.interrupt_id:
-                j = r.interrupt_id.rsplit("/", 1)[1]
-                state["answers"][f"{run.run_id}/{state['step']}/{j}"] = \
-                    self.owned.kept_answer(r.interrupt_id, seen.kept)
-                text = seen.kept.get(r.interrupt_id)
+            iid = r.interrupt_id
+            if iid.startswith(answered) and "/recover/" not in iid:
+                j = iid.rsplit("/", 1)[1]
+                state["answers"][delivered + j] = self.owned.kept_answer(iid, seen.kept)
+                text = seen.kept.get(iid)
                 as_sorted = as_sorted and text is not None and text.isascii()
         return as_sorted
 
