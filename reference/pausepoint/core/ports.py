@@ -249,11 +249,17 @@ class RunRecord:
 
     def evolve(self, new: RunState, state: str | None = None) -> RunRecord:
         """This run in the table's state ``new`` (and with continuation data ``state``)."""
-        return RunRecord(  # built, not attrs.evolve'd: this is on every run write's path
-            run_id=self.run_id, root_run_id=self.root_run_id, parent_run_id=self.parent_run_id,
-            session_id=self.session_id, thread_id=self.thread_id, scope=self.scope,
-            status=new.status, state=self.state if state is None else state, epoch=new.epoch,
-            owner=new.owner, lease_until=new.lease_until)
+        # built, not attrs.evolve'd, and by position (the fields' order, checked below): this
+        # is on every run write's path
+        return RunRecord(self.run_id, self.root_run_id, self.parent_run_id, self.session_id,
+                         self.thread_id, self.scope, new.status,
+                         self.state if state is None else state, new.epoch, new.owner,
+                         new.lease_until)
+
+
+assert [f.name for f in attrs.fields(RunRecord)] == [
+    "run_id", "root_run_id", "parent_run_id", "session_id", "thread_id", "scope", "status",
+    "state", "epoch", "owner", "lease_until"], "RunRecord.evolve passes the fields by position"
 
 
 @runtime_checkable
