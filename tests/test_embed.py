@@ -355,3 +355,36 @@ def test_an_agent_error_ends_the_run_raised_or_reported(any_store_spec: StoreSpe
     assert reported.status == RunStatus.ERROR
     assert reported.events == ("tool_call", "tool_result", "error")
     engine.close()
+
+
+class Measure(pydantic.BaseModel):
+    amount: int
+
+
+@pytest.mark.parametrize("response", [dict, Measure], ids=["dict", "model"])
+def test_an_answer_that_validates_to_an_inexact_integer_is_refused_before_the_consume(
+        any_store_spec: StoreSpec, response: type[object]) -> None:
+    """`resume.response.strict`: ``1e16`` is a JSON number whose canonical text reads back as
+    an integer past 2**53 - 1, which is not exact JSON, so the validated answer cannot be kept
+    as the run's answer: it is refused ``response_invalid`` before anything is written -- the
+    pause stays resumable and an exact answer then goes on (it used to be consumed first and
+    the engine then failed with an untyped ValueError, the answer lost and the run stuck)."""
+    def ask(ctx: RunContext, _data: object) -> object:
+        got = ctx.ask("measure", {"what": "length"})
+        return got if isinstance(got, dict) else got.model_dump()  # type: ignore[attr-defined]
+    where = "memory:" if any_store_spec.kind == "memory" else any_store_spec.open()
+    engine = Engine.open(where, agents={"ask": ask},
+                         interactions=[Interaction("measure", response=response)],
+                         clock=ManualClock(0), signer=KeyRing.generate())
+    try:
+        run = engine.start("ask", None, run_id="run-1")
+        token = run.pauses[0].token
+        for inexact in ({"amount": 1e16}, {"amount": -2.0 ** 60}):
+            with pytest.raises(pausepoint.PausepointError) as err:
+                engine.resume(token, inexact)
+            assert err.value.code == pausepoint.ErrorCode.RESPONSE_INVALID
+            assert engine.status("run-1") == pausepoint.RunView.SAFELY_SUSPENDED
+        done = engine.resume(token, {"amount": 2.0 ** 53 - 1})  # exact: goes on
+        assert done.status == RunStatus.DONE and done.output == {"amount": 2 ** 53 - 1}
+    finally:
+        engine.close()

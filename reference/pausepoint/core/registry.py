@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 import pydantic
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from pausepoint.core.canonical import bounded_json, canonical_json
 from pausepoint.core.ports import Claims
@@ -36,10 +37,13 @@ def _adapter(model: type[object]) -> pydantic.TypeAdapter[object]:
 
 @attrs.frozen
 class Validated:
-    """A value that passed its schema: its canonical JSON text and the validated instance."""
+    """A value that passed its schema: its canonical JSON text and the validated instance --
+    and, for an answer, ``value_text``: the canonical text of the instance as JSON values, the
+    form a run keeps it in (:meth:`Interaction.validate_response`)."""
 
     text: str
     value: object
+    value_text: str | None = None
 
 
 @attrs.frozen
@@ -81,8 +85,20 @@ class Interaction:
         return self._validate(self.payload, value)
 
     def validate_response(self, value: object) -> Validated | None:
-        """The validated answer (clause ``resume.response.schema``), or None."""
-        return self._validate(self.response, value)
+        """The validated answer (clause ``resume.response.schema``) with the canonical text of
+        the instance (``value_text``), or None -- None too when the instance is no exact JSON
+        (resume.response.strict): ``1e16`` is a number whose canonical text ``10000000000000000``
+        validates to an integer past 2**53 - 1, which fits only by that coercion and which
+        no canonical text holds, so no run could keep it as its answer."""
+        validated = self._validate(self.response, value)
+        if validated is None:
+            return None
+        try:  # a plain dict's instance is JSON values already (read from JSON text)
+            kept = canonical_json(validated.value if self.response is dict
+                                  else to_jsonable_python(validated.value))
+        except (TypeError, ValueError, RecursionError, PydanticSerializationError):
+            return None
+        return Validated(validated.text, validated.value, kept)
 
     def payload_fits(self, value: object) -> bool:
         return self.validate_payload(value) is not None

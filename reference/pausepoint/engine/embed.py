@@ -332,14 +332,14 @@ class Engine:
                              events=tuple(first.get("events", ())), replayed=True,
                              interrupt_id=rec.interrupt_id)
         # kept until the continuation: if this process dies before it, a restart goes on with
-        # the answer -- the validated one, not the raw input (resume.response.strict)
-        # (a plain ``dict`` answer already is JSON values, read from JSON text: converting it
-        # would only copy it; any other instance is converted)
+        # the answer -- the validated one, not the raw input (resume.response.strict): its
+        # canonical text, which the service made before the consume (an answer that has none
+        # was refused then)
         registered = None if out.replayed else svc.interaction(rec.claims.name, reserved=True)
         plain = registered is not None and registered.response is dict
-        answer = response if out.replayed else out.answer if plain else \
-            to_jsonable_python(out.answer)
-        text = canonical_json(answer)
+        text = canonical_json(response) if out.replayed else out.answer_text
+        if text is None:  # a service that gave no text: the validated answer's
+            text = canonical_json(to_jsonable_python(out.answer))
         # ... unless the continuation takes the run in this very transaction (a store that
         # serialises units): the answer is then in the run's continuation data it writes, and
         # kept only if it does not (below)

@@ -96,6 +96,9 @@ class ResumeOutcome:
     """The response as validated against the interaction's response schema (strict, no
     coercion): what the run receives, never the raw input (resume.response.schema).  None for
     a replay."""
+    answer_text: str | None = None
+    """The canonical text of :attr:`answer` as JSON values (what a run keeps as its answer).
+    None for a replay."""
 
 
 class RunView(enum.StrEnum):
@@ -480,7 +483,7 @@ class PauseService:
                      interaction.authority(request.responder, claims, now))
             at_once = self._consume_in_one_write(claims, token, lc.Resume(
                 now=now, response_digest=response_digest, binding_ok=binding_ok,
-                scope_ok=scope_ok, authorized=facts[1]), validated.value)
+                scope_ok=scope_ok, authorized=facts[1]), validated)
             if at_once is not None:
                 return at_once
         with self.trace.atomic():
@@ -532,12 +535,13 @@ class PauseService:
                 assert validated is not None
                 return ResumeOutcome(record=won, replayed=False,
                                      turn=self.checkpoints.read(claims.checkpoint_id),
-                                     answer=validated.value)
+                                     answer=validated.value,
+                                     answer_text=validated.value_text)
         raise PausepointError(ErrorCode.STORE_UNAVAILABLE, "resume.consume.single-winner",
                               "the ledger row kept changing; nothing was consumed")
 
     def _consume_in_one_write(self, claims: Claims, token: str, event: lc.Resume,
-                              answer: object) -> ResumeOutcome | None:
+                              answer: Validated) -> ResumeOutcome | None:
         """The consume of a resumable pause as the ledger's one conditional write
         (:class:`~pausepoint.core.ports.ConsumingLedger`), when its own class offers it -- a
         wrapper that forwards attributes to a ledger does not pass it on, so what the wrapper
@@ -564,7 +568,8 @@ class PauseService:
                     self.trace.emit("commit", pause=claims.interrupt_id, result="consumed")
         if won is None:
             return None
-        return ResumeOutcome(record=won[0], replayed=False, turn=won[1], answer=answer)
+        return ResumeOutcome(record=won[0], replayed=False, turn=won[1], answer=answer.value,
+                             answer_text=answer.value_text)
 
     def set_result(self, interrupt_id: str, result: object) -> None:
         self.ledger.set_result(interrupt_id, built_json(result))
