@@ -3,8 +3,8 @@ the ratios issue 15 sets targets for.  It prints figures; it asserts nothing abo
 
 Every variant runs in this one process, on SQLite files in one directory on a real disk (a
 RAM disk is refused; the filesystem and device are printed), WAL and ``synchronous=FULL`` for
-all, interleaved round-robin -- each round runs one sample of every variant, starting with a
-different one each round -- so a noisy period hits all of them alike:
+all, interleaved -- each round runs one sample of every variant, in an order shuffled anew each
+round -- so a noisy period hits all of them alike and no variant always follows the same one:
 
 * **floor**: what a cycle cannot avoid -- two durable SQLite commits (one for the pause, one
   for the resume), one Ed25519 sign and one verify (``cryptography``), each timed;
@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import sqlite3
@@ -361,13 +362,19 @@ def _langgraph(directory: str) -> Variant | str:
         return f"not available ({exc}; pip install -e '.[peers]')"
 
 
-def run_rounds(variants: Sequence[Variant], rounds: int, warmup: int) -> dict[str, list[float]]:
-    """Round-robin: each round runs every variant once, starting one further along each
-    round; the first ``warmup`` rounds are discarded."""
+def run_rounds(variants: Sequence[Variant], rounds: int, warmup: int, seed: int = 0
+               ) -> dict[str, list[float]]:
+    """Each round runs every variant once, in an order shuffled anew each round (``seed``), so
+    that no variant always follows the same one: a commit's fsync costs more right after
+    another variant's writes than after a variant that only computes, and a fixed order (a
+    rotation keeps each variant's predecessor) would hand that cost to the same variants
+    every round.  The first ``warmup`` rounds are discarded."""
+    rng = random.Random(seed)
     samples: dict[str, list[float]] = {}
+    order = list(variants)
     for r in range(warmup + rounds):
-        k = r % len(variants) if variants else 0
-        for variant in [*variants[k:], *variants[:k]]:
+        rng.shuffle(order)
+        for variant in order:
             got = variant.round()
             if r >= warmup:
                 for name, seconds in got:
@@ -448,8 +455,8 @@ def print_report(out: dict[str, Any]) -> None:
     load = out["load_average"]
     console.print(f"disk: {out['directory']} on {fs['fstype']} {fs['device']} "
                   f"(mounted at {fs['mount_point']}); WAL, synchronous=FULL")
-    console.print(f"{out['rounds']} rounds, interleaved; {out['cpus']} CPUs; load average "
-                  f"{load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end; "
+    console.print(f"{out['rounds']} rounds, interleaved in a shuffled order; {out['cpus']} CPUs; "
+                  f"load average {load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end; "
                   f"Python {out['python']}, SQLite {out['sqlite']}")
     if out["page_sizes"]:
         console.print("page size (bytes): " + ", ".join(

@@ -6,8 +6,8 @@ to LangGraph, see ``bench/bench_cycle.py``; this one compares the stores.
 The two cycles of ``bench_cycle.py`` -- **harness** (start a scripted run
 ``[interrupt approve, end]``, answer its published token, it runs to ``done``) and **service**
 (``PauseService.pause`` + ``record_turn`` + ``resume``) -- on every store, interleaved
-round-robin in one process.  The SQLite file is on a real disk (a RAM disk is refused; the
-filesystem is printed).
+in one process (shuffled each round).  The SQLite file is on a real disk (a RAM disk is
+refused; the filesystem is printed).
 
 Usage::
 

@@ -89,3 +89,36 @@ def test_strace_summary_rows_are_counted() -> None:
 100.00    0.000461          35        13         1 total
 """
     assert bench_cycle.fsync_calls(summary) == 13
+
+
+def test_each_round_runs_every_variant_once_after_varying_predecessors() -> None:
+    """A commit right after another variant's writes costs more than after a variant that only
+    computes, so no variant may always follow the same one (a rotation keeps each one's
+    predecessor: this fails on it); the order is seeded, so a run can be repeated."""
+
+    class Fake:
+        def __init__(self, name: str, ran: list[str]) -> None:
+            self.name, self.ran = name, ran
+
+        def round(self) -> list[tuple[str, float]]:
+            self.ran.append(self.name)
+            return [(self.name, 0.0)]
+
+        def close(self) -> None:
+            pass
+
+    names = [f"v{i}" for i in range(5)]
+
+    def run() -> tuple[list[str], dict[str, list[float]]]:
+        ran: list[str] = []
+        samples = bench_cycle.run_rounds([Fake(n, ran) for n in names], rounds=60, warmup=2)
+        return ran, samples
+
+    ran, samples = run()
+    assert all(len(samples[n]) == 60 for n in names)  # the warm-up rounds are not kept
+    rounds = [ran[i:i + 5] for i in range(0, len(ran), 5)]
+    assert len(rounds) == 62 and all(sorted(r) == names for r in rounds)  # each once a round
+    for name in names:
+        before = {ran[i - 1] for i in range(1, len(ran)) if ran[i] == name}
+        assert len(before) >= 3, (name, before)
+    assert run()[0] == ran
