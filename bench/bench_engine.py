@@ -4,7 +4,8 @@ on SQLite, next to the scripted harness's cycle on the same kind of store, in on
 Not a test: it prints medians and asserts nothing about time.  The two cycles are
 ``bench_cycle.py``'s **embedding** (an agent function that asks one question and returns,
 started, answered, replayed to ``done``) and **harness** (the scripted run
-``[interrupt approve, end]`` started and answered), interleaved round-robin on a real disk.
+``[interrupt approve, end]`` started and answered), interleaved (shuffled each round) on a
+real disk.
 
 Usage::
 
