@@ -37,9 +37,10 @@ PAGE_SIZE: int = 1024
 """The page size a new file is created with.  A pause row is about 1.2 KB and a run row a few
 hundred bytes, and each commit dirties some ten pages (a table's leaf and each index's), every
 one a frame of the write-ahead log that the commit's fsync must flush: with SQLite's default
-4 KB pages a cycle writes some 53 KB of log, with 1 KB pages some 15 KB, and the embedding cycle
-measured 1.90 -> 1.62 ms on the same disk in one run (``bench/bench_cycle.py``).  A file that
-already exists keeps the page size it was made with."""
+4 KB pages the embedding API's pause -> resume cycle writes 13 frames, 53 KB of log; with 1 KB
+pages 21 frames (more splits and an overflow page), 22 KB; and it measured 1.90 -> 1.54 ms on
+the same disk, interleaved in one run (``bench/bench_cycle.py``).  A file that already exists
+keeps the page size it was made with."""
 MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
 
 
