@@ -81,6 +81,13 @@ class Interaction:
         (:func:`~pausepoint.core.canonical.bounded_json`)."""
         return bounded_json(value)
 
+    @property
+    def answers_are_json(self) -> bool:
+        """Whether a validated answer is the JSON values its canonical text reads back as: a
+        plain ``dict`` response (no model, no coercion), so validating that text again gives
+        the same values back."""
+        return self.response is dict
+
     def validate_payload(self, value: object) -> Validated | None:
         return self._validate(self.payload, value)
 
@@ -93,8 +100,8 @@ class Interaction:
         validated = self._validate(self.response, value)
         if validated is None:
             return None
-        try:  # a plain dict's instance is JSON values already (read from JSON text)
-            kept = canonical_json(validated.value if self.response is dict
+        try:
+            kept = canonical_json(validated.value if self.answers_are_json
                                   else to_jsonable_python(validated.value))
         except (TypeError, ValueError, RecursionError, PydanticSerializationError):
             return None

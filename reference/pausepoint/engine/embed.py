@@ -36,7 +36,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NoReturn, TypeVar
 
 import attrs
-from pydantic_core import to_jsonable_python
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
@@ -336,10 +335,9 @@ class Engine:
         # canonical text, which the service made before the consume (an answer that has none
         # was refused then)
         registered = None if out.replayed else svc.interaction(rec.claims.name, reserved=True)
-        plain = registered is not None and registered.response is dict
+        plain = registered is not None and registered.answers_are_json
         text = canonical_json(response) if out.replayed else out.answer_text
-        if text is None:  # a service that gave no text: the validated answer's
-            text = canonical_json(to_jsonable_python(out.answer))
+        assert text is not None  # a first resume's validated answer always has its text
         # ... unless the continuation takes the run in this very transaction (a store that
         # serialises units): the answer is then in the run's continuation data it writes, and
         # kept only if it does not (below)

@@ -38,9 +38,9 @@ PAGE_SIZE: int = 1024
 hundred bytes, and each commit dirties some ten pages (a table's leaf and each index's), every
 one a frame of the write-ahead log that the commit's fsync must flush: with SQLite's default
 4 KB pages the embedding API's pause -> resume cycle writes 13 frames, 53 KB of log; with 1 KB
-pages 21 frames (more splits and an overflow page), 22 KB; and it measured 1.90 -> 1.54 ms on
-the same disk, interleaved in one run (``bench/bench_cycle.py``).  A file that already exists
-keeps the page size it was made with."""
+pages 21 frames (more splits and an overflow page), 22 KB; and ``bench_cycle.py``'s embedding
+variant measured 1.90 -> 1.54 ms on the same disk, a 4 KB and a 1 KB file interleaved in one
+run.  A file that already exists keeps the page size it was made with."""
 MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
 
 
