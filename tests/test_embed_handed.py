@@ -14,8 +14,8 @@ from pydantic_core import to_jsonable_python
 
 from pausepoint import Engine, Interaction, RunContext
 from pausepoint.core.canonical import canonical_json
+from pausepoint.core.jsontext import loads
 from pausepoint.engine.clock import ManualClock
-from pausepoint.engine.jsontext import loads
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70)

@@ -1,4 +1,4 @@
-"""The engine's JSON text (:mod:`pausepoint.engine.jsontext`) is :mod:`json`'s: the same text,
+"""The engine's JSON text (:mod:`pausepoint.core.jsontext`) is :mod:`json`'s: the same text,
 the same values, the same errors."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pausepoint.engine import jsontext
+from pausepoint.core import jsontext
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
 _ODD = st.sampled_from([{1, 2}, b"x", (1, 2)])

@@ -9,6 +9,7 @@ import pydantic
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from pausepoint.core.canonical import bounded_json, canonical_json
+from pausepoint.core.jsontext import loads
 from pausepoint.core.ports import Claims
 
 Authority = Callable[[str, Claims, int], bool]
@@ -68,7 +69,7 @@ class Interaction:
             text = self.bounded_text(value)
             if text is None:
                 return None
-            validated = _adapter(model).validate_json(text, strict=True)
+            validated = _from_json(model, text)
         except pydantic.ValidationError:
             return None
         except (TypeError, ValueError, RecursionError):
@@ -117,7 +118,22 @@ class Interaction:
         """The answer as an instance of the response model, from a strict check (raises
         ``pydantic.ValidationError`` when it does not fit): validated from its canonical JSON
         text in strict JSON mode, exactly as :meth:`validate_response` does."""
-        return _adapter(self.response).validate_json(canonical_json(value), strict=True)
+        return _from_json(self.response, canonical_json(value))
+
+
+def _from_json(model: type[object], text: str) -> object:
+    """``model`` validated from the canonical JSON text ``text`` in pydantic's strict JSON mode
+    (raising ``pydantic.ValidationError`` when it does not fit).  A plain ``dict`` (most
+    payloads and answers) whose text is an object is read by :mod:`json`'s C scanner instead,
+    without entering pydantic: strict ``dict`` takes any JSON object and keeps its members as
+    JSON values, as they read, in the text's order -- the object the scanner reads (canonical
+    text has no duplicate key and no NaN, where the two readers could differ).  Any other text
+    goes to pydantic, which refuses it as it always did."""
+    if model is dict:
+        found = loads(text)
+        if type(found) is dict:
+            return found
+    return _adapter(model).validate_json(text, strict=True)
 
 
 class Registry:

@@ -42,12 +42,12 @@ from pausepoint.core import runs
 from pausepoint.core.canonical import canonical_json
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
+from pausepoint.core.jsontext import loads, state_json
 from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
 from pausepoint.core.registry import Interaction
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import Deployment, compose
-from pausepoint.engine.jsontext import loads, state_json
 from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
 from pausepoint.engine.run import (
     Emit,

@@ -25,9 +25,9 @@ from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
+from pausepoint.core.jsontext import loads
 from pausepoint.core.ports import Clock, PauseRecord, RunRecord
 from pausepoint.core.registry import RECONCILE
-from pausepoint.engine.jsontext import loads
 from pausepoint.engine.run import InvocationCancelled, PauseBinding, PendingInterrupt
 from pausepoint.engine.service import PauseService
 

@@ -1,8 +1,10 @@
 """JSON text the engine writes itself and reads back: a run's continuation data, kept answers,
-published payloads.  The same C encoder and scanner :mod:`json` uses, called directly: on an
-operation's path ``json.loads`` and ``JSONEncoder.encode`` spend more in their Python layers
-(frames, whitespace regexes, a new C encoder built on every call) than in the C work itself.
-What these return is what :mod:`json` returns for the same text or value, errors included."""
+published payloads -- and the canonical text of a value validated as a plain ``dict``
+(:mod:`pausepoint.core.registry`).  The same C encoder and scanner :mod:`json` uses, called
+directly: on an operation's path ``json.loads`` and ``JSONEncoder.encode`` spend more in their
+Python layers (frames, whitespace regexes, a new C encoder built on every call) than in the C
+work itself.  What these return is what :mod:`json` returns for the same text or value, errors
+included."""
 
 from __future__ import annotations
 
