@@ -225,9 +225,14 @@ def _current_step(s: RunState | None, e: Event) -> Refusal | None:
     return None
 
 
+_TAKERS: Final = (Start, Recover, Continue)
+"""The events that take a run over (a tuple: ``Start | Recover | Continue`` would build a union
+type on every take-over)."""
+
+
 def _owned(s: RunState | None, e: Event, target: RunStatus) -> RunState:
     """Taken over by the event's owner: a new epoch and a fresh lease."""
-    assert isinstance(e, Start | Recover | Continue)
+    assert isinstance(e, _TAKERS)
     epoch = 0 if s is None else s.epoch
     return RunState(target, epoch + 1, e.owner, e.now + e.lease_ms)
 
@@ -246,7 +251,7 @@ def _released(s: RunState | None, e: Event, target: RunStatus) -> RunState:
 def _cancelling(s: RunState | None, e: Event, target: RunStatus) -> RunState:
     """Taken over by the canceller (or, from cancelling, by a restart finishing the cancel):
     a new epoch, and a lease while it cancels."""
-    assert s is not None and isinstance(e, Cancel | Recover)
+    assert s is not None and isinstance(e, (Cancel, Recover))
     return RunState(target, s.epoch + 1, e.owner, e.now + e.lease_ms if e.lease_ms else 0)
 
 

@@ -103,11 +103,6 @@ class RunContext:
         self._next = 0
         self.run_id = run.run_id
 
-    def _step(self, step: int | None) -> int:
-        n = self._next if step is None else step
-        self._next = n + 1
-        return n
-
     def passed(self, step: int) -> bool:
         """Whether an earlier drive of this run already went through pause point ``step``: a
         step before the one the run last paused at, or that step once every question of it
@@ -138,15 +133,22 @@ class RunContext:
         this call returning their validated answers in order (multi.independent)."""
         if not questions:
             raise ValueError("ask_all needs at least one question")
-        n = self._step(step)
+        n = self._next if step is None else step
+        self._next = n + 1
         answers: dict[str, Any] = self._state["answers"]
+        # plain loops and all() of a map, not comprehensions or a generator: each of those is a
+        # function of its own to run, on every ask's path
+        ids: list[str] = []
+        for j in range(len(questions)):
+            ids.append(f"{self.run_id}/{n}/{j}")
+        if not all(map(answers.__contains__, ids)):
+            self._engine._ask(self._run, self._state, n, questions, tool_call_id)
+            raise AssertionError("unreachable: _ask raises")  # pragma: no cover
         svc = self._engine.deployment.service
-        ids = [f"{self.run_id}/{n}/{j}" for j in range(len(questions))]
-        registered = [svc.interaction(name) for name, _payload in questions]
-        if all(i in answers for i in ids):
-            return [self._answer(r, i, answers[i]) for r, i in zip(registered, ids, strict=True)]
-        self._engine._ask(self._run, self._state, n, questions, tool_call_id)
-        raise AssertionError("unreachable: _ask raises")  # pragma: no cover
+        got: list[Any] = []
+        for (name, _payload), i in zip(questions, ids, strict=True):
+            got.append(self._answer(svc.interaction(name), i, answers[i]))
+        return got
 
     def _answer(self, registered: Interaction | None, interrupt_id: str, kept: Any) -> Any:
         """The recorded answer ``kept`` to ``interrupt_id`` as the agent receives it: validated
@@ -604,7 +606,10 @@ class Engine:
         back, orders included, when :meth:`_deliver` says so (None: read it back) -- and the
         answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes them
         (:meth:`_drive`: the same record, on this thread); any other drive reads its own."""
-        self._saved.handed = (run, state, {i: (r, v) for i, r, v in seen.validated})
+        held: dict[str, tuple[Interaction, object]] = {}
+        for i, r, v in seen.validated:  # a loop: a dict comprehension is a function to run
+            held[i] = (r, v)
+        self._saved.handed = (run, state, held)
 
     def _claim(self) -> None:
         """Write the continuation's take-over of the run (:meth:`_continue`) if it is not

@@ -256,19 +256,24 @@ class Ownership:
         """Every question asked together with ``rec`` is answered: only then does the run go
         on; the others are not disturbed meanwhile (multi.independent).  ``pauses``: the
         step's pauses as this operation read them (:meth:`step_pauses`), not read again."""
-        return all(r.state.phase == lc.Phase.CONSUMED
-                   for r in (self.step_pauses(rec) if pauses is None else pauses)
-                   if r.claims.name != RECONCILE.name)
+        # a loop, not all() of a generator: on every resume's path, and a generator is a
+        # function of its own (and the generator machinery) to run
+        for r in self.step_pauses(rec) if pauses is None else pauses:
+            if r.state.phase != lc.Phase.CONSUMED and r.claims.name != RECONCILE.name:
+                return False
+        return True
 
     def answers_kept(self, rec: PauseRecord, pauses: Sequence[PauseRecord] | None = None,
                      kept: Mapping[str, str] | None = None) -> bool:
         """Every consumed pause of ``rec``'s step has its answer kept: a run never continues
         with an answer it does not have (resume.continuation.recorded-turn).  ``pauses`` and
         ``kept``: as for :meth:`step_answered` and :meth:`kept_answer`."""
-        return all((kept is not None and r.interrupt_id in kept)
-                   or self.service.payloads.get(answer_key(r.interrupt_id)) is not None
-                   for r in (self.step_pauses(rec) if pauses is None else pauses)
-                   if r.state.phase == lc.Phase.CONSUMED)
+        for r in self.step_pauses(rec) if pauses is None else pauses:  # a loop: as above
+            if r.state.phase == lc.Phase.CONSUMED and not (
+                    (kept is not None and r.interrupt_id in kept)
+                    or self.service.payloads.get(answer_key(r.interrupt_id)) is not None):
+                return False
+        return True
 
     def await_answers(self, rec: PauseRecord) -> None:
         """Mark the consumed pauses of ``rec``'s step whose answer was lost: a retry of the same
