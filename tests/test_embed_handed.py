@@ -15,7 +15,10 @@ from pydantic_core import to_jsonable_python
 from pausepoint import Engine, Interaction, RunContext
 from pausepoint.core.canonical import canonical_json
 from pausepoint.core.jsontext import loads
+from pausepoint.core.runs import RunStatus
 from pausepoint.engine.clock import ManualClock
+from pausepoint.engine.embed import RunResult, _result_text
+from pausepoint.engine.run import EventKind, PendingInterrupt
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70)
@@ -111,3 +114,23 @@ def test_a_raw_answer_keeps_the_order_of_the_runs_data(keys: list[str]) -> None:
         assert _cycle(engine, "a", dict.fromkeys(keys, 1)) == sorted(keys)
     finally:
         engine.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(list(RunStatus)), st.lists(st.sampled_from(list(EventKind)), max_size=4),
+       st.lists(st.text(max_size=6), max_size=2))
+def test_a_resumes_kept_result_is_its_canonical_text(
+        status: RunStatus, kinds: list[EventKind], waiting: list[str]) -> None:
+    """The text a resume keeps as its result for a replay (``_result_text``, written without
+    the canonical encoder when the run waits on nothing) is the canonical text of the result
+    (fails on: the run's own ASCII-escaping encoder used for interrupt ids, keys unsorted)."""
+    pauses = tuple(PendingInterrupt(name="n", payload=None, token="t", interrupt_id=i,
+                                    run_id="r", session_id="s") for i in waiting)
+    result = RunResult("r", status, pauses=pauses, events=tuple(k._value_ for k in kinds))
+    value = {"status": status._value_, "events": [k._value_ for k in kinds],
+             "pauses": list(waiting)}
+    try:
+        expected = canonical_json(value)
+    except ValueError:
+        return  # an interrupt id that is no Unicode text: the pause was never taken
+    assert _result_text(result) == expected

@@ -39,7 +39,7 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
-from pausepoint.core.canonical import canonical_json
+from pausepoint.core.canonical import built_json, canonical_json
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.jsontext import loads, state_json
@@ -363,9 +363,8 @@ class Engine:
         if late and not self._saved.took:  # not taken (no commit since the consume)
             self.owned.keep_answer(rec, text)
         if result.status != RunStatus.RUNNING:  # a running run's invocation did not end
-            svc.set_result(rec.interrupt_id, {
-                "status": result.status._value_, "events": list(result.events),
-                "pauses": [p.interrupt_id for p in result.pauses]})
+            # PauseService.set_result with the text made here (it would encode the value)
+            svc.ledger.set_result(rec.interrupt_id, _result_text(result))
         return result
 
     def cancel(self, run_id: str) -> RunResult:
@@ -936,6 +935,19 @@ def _answering(result: RunResult, interrupt_id: str) -> RunResult:
 assert [f.name for f in attrs.fields(RunResult)] == [
     "run_id", "status", "output", "pauses", "events", "replayed", "interrupt_id"], \
     "_answering builds a RunResult field by field: keep it in step with the class"
+
+
+def _result_text(result: RunResult) -> str:
+    """The canonical text of a resume's ``result`` as the ledger keeps it for a replay of the
+    answer: its status, its event kinds and the pauses it waits on.  When it waits on none (the
+    run ended) every string in it is a run status or an event kind -- lowercase ASCII letters
+    and ``_``, which no JSON text escapes -- so the sorted compact text of :func:`state_json`
+    (warm: the run's own encoder) is the canonical text, with no proof of it to make at every
+    resume as :func:`~pausepoint.core.canonical.built_json` makes for a value it does not
+    know (an interrupt id is any text)."""
+    value = {"status": result.status._value_, "events": list(result.events),
+             "pauses": [p.interrupt_id for p in result.pauses] if result.pauses else []}
+    return built_json(value) if result.pauses else state_json(value)
 
 
 _ENDED_AS: Final = {EventKind.PAUSED: RunStatus.PAUSED, EventKind.DONE: RunStatus.DONE}
