@@ -31,6 +31,7 @@ reconciles (:meth:`Engine.reconcile`) before it is resumed.
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, NoReturn, TypeVar
@@ -65,6 +66,10 @@ from pausepoint.engine.service import ResumeRequest, RunView
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores import open_store
 from pausepoint.stores.base import StoreBundle, Units
+
+# a run's continuation data is JSON text by state_json; not canonical JSON: it is stored and
+# read back, never compared across languages or digested, and it may hold values that are not
+# Unicode text (a payload the pause then refuses)
 
 T = TypeVar("T")
 Agent = Callable[["RunContext", Any], Any]
@@ -184,14 +189,14 @@ class _Seen:
     the same unit instead of read again: the step's pauses (read once, after the answer was
     kept), the answers the resume kept itself (their JSON text, by interrupt id), the run
     with its continuation data as the unit read it (None: read it), and the answers the resume
-    validated itself, ``(interrupt id, interaction, instance)``, for the drive's ask
+    validated itself, ``{interrupt id: (interaction, instance)}``, for the drive's ask
     (:meth:`RunContext._answer`)."""
 
     pauses: Sequence[PauseRecord]
     kept: Mapping[str, str]
     run: RunRecord | None = None
     state: dict[str, Any] | None = None
-    validated: tuple[tuple[str, Interaction, object], ...] = ()
+    validated: Mapping[str, tuple[Interaction, object]] = attrs.field(factory=dict)
 
 
 class _StoreFailed(BaseException):
@@ -304,7 +309,7 @@ class Engine:
         record = RunRecord(
             run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
             session_id=session_id, thread_id=thread_id or run_id, scope=scope,
-            status=RunStatus.RUNNING, state=_state_json(state))
+            status=RunStatus.RUNNING, state=state_json(state))
 
         def go() -> RunResult:
             run = self.owned.start(record)
@@ -318,7 +323,7 @@ class Engine:
         """Answer a question: exactly once per pause -- a repeat of the same answer replays,
         its result the first one's -- and the run goes on from where it asked once every
         question asked with it is answered."""
-        return self._unit(lambda: self._resume(token, response, ResumeRequest(
+        return self._unit(functools.partial(self._resume, token, response, ResumeRequest(
             session_id=session_id, scope=scope, responder=responder, run_id=run_id)))
 
     def _resume(self, token: object, response: Any, request: ResumeRequest) -> RunResult:
@@ -584,7 +589,7 @@ class Engine:
         if self._serial and self._one_unit():
             # the claim is written with the drive's first write, conditional on the row read
             # here: in a unit of a store that serialises units, no one writes the row between
-            pending = run.evolve(taken.state, _state_json(state))
+            pending = run.evolve(taken.state, state_json(state))
             self._claim()  # an operation inside a drive's agent: the drive's claim first
             self._saved.claim = (run, pending)
             self._hand(pending, state if as_sorted else None, seen)
@@ -592,7 +597,7 @@ class Engine:
                 return self._drive(pending)
             finally:
                 self._saved.claim = None
-        claimed = self.owned.take(run, event, _state_json(state))
+        claimed = self.owned.take(run, event, state_json(state))
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
@@ -605,10 +610,7 @@ class Engine:
         back, orders included, when :meth:`_deliver` says so (None: read it back) -- and the
         answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes them
         (:meth:`_drive`: the same record, on this thread); any other drive reads its own."""
-        held: dict[str, tuple[Interaction, object]] = {}
-        for i, r, v in seen.validated:  # a loop: a dict comprehension is a function to run
-            held[i] = (r, v)
-        self._saved.handed = (run, state, held)
+        self._saved.handed = (run, state, dict(seen.validated))
 
     def _claim(self) -> None:
         """Write the continuation's take-over of the run (:meth:`_continue`) if it is not
@@ -643,7 +645,7 @@ class Engine:
         # only give it back: a plain ``dict`` response, whose instance is the JSON values read
         # from canonical text -- its text (``text``) is that canonical text again, so the
         # strict check of ``text`` reads back the very same values (no model, no coercion)
-        validated = () if plain is None else ((claims.interrupt_id, plain, answer),)
+        validated = {} if plain is None else {claims.interrupt_id: (plain, answer)}
         return _Seen([rec] if alone else self.owned.step_pauses(rec),
                      {claims.interrupt_id: text}, run, state, validated)
 
@@ -686,7 +688,7 @@ class Engine:
             output = loads(run.state).get("output")
         return RunResult(run_id=run_id, status=run.status, output=output,
                          pauses=self._outstanding(run_id, asked),
-                         events=tuple([e.kind._value_ for e in events]))  # its text
+                         events=tuple(map(_KIND_TEXT, events)))
 
     def _save(self, run: RunRecord, state: dict[str, Any], event: runs.Event) -> RunRecord:
         """Write the run's progress under the epoch it was read with: a conditional write that
@@ -698,7 +700,7 @@ class Engine:
             stored = claim[0]
         else:
             self._claim()
-        new = self.owned.write(run, event, _state_json(state), stored)
+        new = self.owned.write(run, event, state_json(state), stored)
         self._saved.claim = None
         if new is None:
             self._lost(run.run_id)
@@ -950,12 +952,9 @@ def _result_text(result: RunResult) -> str:
     return built_json(value) if result.pauses else state_json(value)
 
 
+_KIND_TEXT: Final = operator.attrgetter("kind._value_")
+"""An event's kind as its text (C's getter: a comprehension is a function of its own to run)."""
+
 _ENDED_AS: Final = {EventKind.PAUSED: RunStatus.PAUSED, EventKind.DONE: RunStatus.DONE}
 """The run's status after a drive whose last event is this one (:meth:`Engine._written`)."""
 
-
-def _state_json(state: dict[str, Any]) -> str:
-    """A run's continuation data as JSON text.  Not canonical JSON: it is stored and read back,
-    never compared across languages or digested, and it may hold values that are not Unicode
-    text (a payload the pause then refuses)."""
-    return state_json(state)
