@@ -898,7 +898,8 @@ class Engine:
         taken: list[PendingInterrupt] = []
         try:
             turn = self._turn_with_pause(run, state, n)
-            for j, (name, payload) in enumerate(questions):
+            for j in range(len(questions)):  # (enumerate's C code: entered nowhere else)
+                name, payload = questions[j]
                 try:  # a pause only while this driver owns the run (run.ownership.fencing)
                     rec = self.owned.pause(run, binding, name=name, payload=payload,
                                            interrupt_id=f"{run.run_id}/{n}/{j}",
