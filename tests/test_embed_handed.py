@@ -19,6 +19,7 @@ from pausepoint.core.runs import RunStatus
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.embed import RunResult, _result_text
 from pausepoint.engine.run import EventKind, PendingInterrupt
+from pausepoint.engine.tracing import MemoryTrace
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70)
@@ -134,3 +135,26 @@ def test_a_resumes_kept_result_is_its_canonical_text(
     except ValueError:
         return  # an interrupt id that is no Unicode text: the pause was never taken
     assert _result_text(result) == expected
+
+
+@pytest.mark.parametrize("malformed", [[("ask", {}, "extra")], [("ask", {}), "abc"]])
+def test_a_malformed_question_fails_before_anything_is_asked(malformed: list[Any]) -> None:
+    """``ask_all`` unpacks every question before it asks any: a malformed one ends the run in
+    error with no pause taken and no ask traced (fails on: taking the questions apart only
+    while asking them)."""
+    clock = ManualClock(0)
+
+    def agent(ctx: RunContext, _data: Any) -> Any:
+        return ctx.ask_all(malformed)
+
+    engine = Engine.open("memory:", agents={"a": agent}, interactions=[Interaction("ask")],
+                         clock=clock, ttl_ms=60_000)
+    engine.trace = trace = MemoryTrace(clock)
+    try:
+        with pytest.raises(ValueError):
+            engine.start("a", 0, run_id="r")
+        assert engine.status("r") == "ended"
+        assert engine.deployment.service.ledger.by_run("r") == []
+        assert not [e for e in trace.events if e["op"] == "execute" and "pauses" in e]
+    finally:
+        engine.close()

@@ -142,16 +142,19 @@ class RunContext:
         self._next = n + 1
         answers: dict[str, Any] = self._state["answers"]
         # plain loops and all() of a map, not comprehensions or a generator: each of those is a
-        # function of its own to run, on every ask's path
+        # function of its own to run, on every ask's path.  Each question is unpacked first, so
+        # a malformed one fails here, before anything is asked
+        names: list[str] = []
         ids: list[str] = []
-        for j in range(len(questions)):
-            ids.append(f"{self.run_id}/{n}/{j}")
+        for name, _payload in questions:
+            ids.append(f"{self.run_id}/{n}/{len(names)}")
+            names.append(name)
         if not all(map(answers.__contains__, ids)):
             self._engine._ask(self._run, self._state, n, questions, tool_call_id)
             raise AssertionError("unreachable: _ask raises")  # pragma: no cover
         svc = self._engine.deployment.service
         got: list[Any] = []
-        for (name, _payload), i in zip(questions, ids, strict=True):
+        for name, i in zip(names, ids, strict=True):
             got.append(self._answer(svc.interaction(name), i, answers[i]))
         return got
 
