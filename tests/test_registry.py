@@ -61,3 +61,27 @@ def test_the_dict_reader_keeps_the_texts_order_and_refuses_what_is_no_object() -
         pass  # refused as pydantic refuses it, with its own error
     else:  # pragma: no cover - the check is broken
         raise AssertionError("a list was taken for a dict answer")
+
+
+def _kept_by_canonical_json(value: object) -> tuple[str, str, str] | None:
+    """``validate_response`` as it was for a ``dict`` answer: its kept text by canonical_json."""
+    from pausepoint.core.canonical import canonical_json
+    validated = _by_pydantic(dict, value)
+    if validated is None:
+        return None
+    try:
+        kept = canonical_json(validated.value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return validated.text, repr(validated.value), kept
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), _VALUES, max_size=5))
+def test_a_dict_answers_kept_text_is_its_canonical_text(value: Any) -> None:
+    """The kept text of a ``dict`` answer (built_json of its instance) is canonical_json's, and
+    refused where that refuses (an integral float past 2**53 - 1 reads back as an integer no
+    canonical text holds)."""
+    got = registry.Interaction("q").validate_response(value)
+    seen = None if got is None else (got.text, repr(got.value), got.value_text)
+    assert seen == _kept_by_canonical_json(value)

@@ -8,7 +8,7 @@ import attrs
 import pydantic
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from pausepoint.core.canonical import bounded_json, canonical_json
+from pausepoint.core.canonical import bounded_json, built_json, canonical_json
 from pausepoint.core.jsontext import loads
 from pausepoint.core.ports import Claims
 
@@ -101,9 +101,9 @@ class Interaction:
         validated = self._validate(self.response, value)
         if validated is None:
             return None
-        try:
-            kept = canonical_json(validated.value if self.answers_are_json
-                                  else to_jsonable_python(validated.value))
+        try:  # a plain dict's instance holds exact JSON types only (read from text): built_json
+            kept = built_json(validated.value) if self.answers_are_json \
+                else canonical_json(to_jsonable_python(validated.value))
         except (TypeError, ValueError, RecursionError, PydanticSerializationError):
             return None
         return Validated(validated.text, validated.value, kept)

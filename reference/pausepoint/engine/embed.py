@@ -488,7 +488,7 @@ class Engine:
     def _turn_with_pause(self, run: RunRecord, state: dict[str, Any], step: int) -> str | None:
         """The turn a pause at ``step`` is taken with, in one unit with it (with :attr:`units`);
         None: the turn is written after (:meth:`_record_turn`)."""
-        return canonical_json({"run_id": run.run_id, "step": step}) if self.units else None
+        return built_json({"run_id": run.run_id, "step": step}) if self.units else None
 
     def _record_turn(self, run: RunRecord, state: dict[str, Any], step: int,
                      rec: PauseRecord) -> PauseRecord:
@@ -496,7 +496,7 @@ class Engine:
         it paused and unresumable (turn.write-failed.stays-paused)."""
         svc = self.deployment.service
         try:
-            rec = svc.record_turn(rec.interrupt_id, canonical_json(
+            rec = svc.record_turn(rec.interrupt_id, built_json(
                 {"run_id": run.run_id, "step": step}))
             self.trace.emit("turn", run=run.run_id, pause=rec.interrupt_id)
             return rec
@@ -869,7 +869,7 @@ class Engine:
                 run, self._binding(run), interrupt_id=f"{run.run_id}/{step}/recover/{k}",
                 checkpoint_id=f"{run.run_id}@{step}/recover/{k}",
                 payload={"run_id": run.run_id, "effect": key},
-                turn=canonical_json({"run_id": run.run_id, "step": step}),
+                turn=built_json({"run_id": run.run_id, "step": step}),
                 opened=lambda r: self.trace.emit("recover", run=run.run_id,
                                                  pause=r.interrupt_id))
         except PausepointError as exc:
