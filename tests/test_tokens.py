@@ -26,6 +26,7 @@ from pausepoint.core.canonical import (
     canonical_json,
     check_bounds,
     digest,
+    keyed_digest,
 )
 from pausepoint.core.clauses import ErrorCode, clause
 from pausepoint.core.errors import PausepointError
@@ -973,6 +974,29 @@ def test_digest() -> None:
     """token.claims: payload digest is SHA-256 hex of the UTF-8 text."""
     assert digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     assert digest("é") != digest("e") and len(digest("x")) == 64
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.characters(exclude_categories=("Cs",))),
+       key=st.binary(min_size=32, max_size=100))
+@example(text="", key=b"k" * 32)
+def test_digests_are_openssls(text: str, key: bytes) -> None:
+    """token.discloses, replay.same-response: the digests (CPython's own SHA-256) are the
+    SHA-256 and HMAC-SHA256 that OpenSSL computes (``hashlib``, ``hmac.digest``), for any
+    text and key (a key longer than the block size is hashed first)."""
+    import hashlib
+    import hmac
+
+    data = text.encode("utf-8")
+    assert digest(text) == hashlib.sha256(data).hexdigest()
+    assert keyed_digest(key, text) == hmac.digest(key, data, "sha256").hex()
+
+
+def test_keyed_digest_refuses_a_short_key() -> None:
+    """token.discloses: a payload-digest secret is bytes of at least 32 bytes."""
+    for bad in (b"k" * 31, "k" * 32, bytearray(b"k" * 32)):
+        with pytest.raises(ValueError, match="at least 32 bytes"):
+            keyed_digest(bad, "x")  # type: ignore[arg-type]
 
 
 def test_check_bounds_refuses_what_is_not_unicode_text() -> None:

@@ -25,10 +25,10 @@ from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
 from pausepoint.core.canonical import (
     DIGEST_KEY_MIN,
+    KeyedDigest,
     built_json,
     digest,
     is_storable,
-    keyed_digest,
 )
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError, StoreConflict
@@ -164,8 +164,7 @@ class PauseService:
         self.ttl_ms = ttl_ms
         if payload_key is None:
             payload_key = secrets.token_bytes(DIGEST_KEY_MIN)
-        keyed_digest(payload_key, "")  # refuses a short key now, not at the first pause
-        self._payload_key = payload_key
+        self._payload_key = KeyedDigest(payload_key)  # a short key: refused now
         self._units = units
         self._open = threading.local()  # this thread's depth of units (atomically)
 
@@ -252,7 +251,7 @@ class PauseService:
     def payload_digest(self, payload_text: str) -> str:
         """The token's payload digest: HMAC-SHA256 under this deployment's secret
         (token.discloses), so a token alone tells nothing about its payload."""
-        return keyed_digest(self._payload_key, payload_text)
+        return self._payload_key(payload_text)
 
     def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str = "", checkpoint_id: str | None = None,
