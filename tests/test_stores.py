@@ -232,6 +232,39 @@ def test_transition_is_compare_and_set_on_version(backend: Backend) -> None:
     assert backend.reopen().ledger.get("int-1") == ledger.get("int-1")
 
 
+def test_consume_writes_once_and_returns_the_row_as_written(durable_backend: Backend) -> None:
+    """A ledger's one-write consume (``ConsumingLedger``) lands only on the row of these claims
+    and this token in exactly the expected state, bumps its version, and returns the record as
+    written -- every field as a fresh read gives it -- with its checkpoint's turn; anything
+    else returns None and changes nothing (``resume.consume.single-winner``)."""
+    s = durable_backend.store
+    ledger: Any = s.ledger
+    r = record(parent_run_id="parent-1", result=None, version=4)
+    resumable = attrs.evolve(r.state, phase=Phase.RESUMABLE, turn_recorded=True)
+    ledger.issue(attrs.evolve(r, state=resumable))
+    s.checkpoints.write("ckpt-1", "thread-1", '{"turn":1}')
+    before = ledger.get("int-1")
+    for other_claims, token, expected in (
+            (claims(scope="tenant-b"), r.token, resumable),  # another pause's claims
+            (r.claims, "tok.other", resumable),  # another token
+            (r.claims, r.token, r.state)):  # another state
+        assert ledger.consume(other_claims, token, expected, CONSUMED, s.checkpoints) is None
+        assert ledger.get("int-1") == before
+    won = ledger.consume(r.claims, r.token, resumable, CONSUMED, s.checkpoints)
+    assert won == (attrs.evolve(r, state=CONSUMED, version=5), '{"turn":1}')
+    assert won[0] == ledger.get("int-1") == durable_backend.reopen().ledger.get("int-1")
+    # decided once: the row is no longer in the expected state
+    assert ledger.consume(r.claims, r.token, resumable, CONSUMED, s.checkpoints) is None
+    assert ledger.get("int-1") == won[0]
+    # no checkpoint: no turn
+    r2 = record("int-2", parent_run_id="", version=0)
+    r2 = attrs.evolve(r2, claims=claims("int-2", checkpoint_id="ckpt-none"),
+                      state=attrs.evolve(resumable))
+    ledger.issue(r2)
+    won2 = ledger.consume(r2.claims, r2.token, resumable, CONSUMED, s.checkpoints)
+    assert won2 == (attrs.evolve(r2, state=CONSUMED, version=1), None)
+
+
 def test_set_result_only_once(backend: Backend) -> None:
     """The first resume's result is recorded once; a second ``set_result`` changes nothing,
     so a replay returns the first result (``replay.same-response``)."""

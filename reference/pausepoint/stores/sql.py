@@ -111,7 +111,12 @@ class Dialect:
     BEGIN/COMMIT round trips (``begin_write`` opens the multi-statement transactions)."""
     returning: bool = True
     """``UPDATE ... RETURNING`` and ``IS NOT DISTINCT FROM`` are there (SQLite >= 3.39): the
-    ledger then consumes a resume in one statement (:class:`ConsumingSqlLedger`)."""
+    ledger then consumes a resume in one conditional write (:class:`ConsumingSqlLedger`)."""
+    returning_is_cheap: bool = True
+    """The consume's ``UPDATE`` returns the row it wrote (one round trip to a server).  False
+    where ``RETURNING`` costs more than a second statement in the same transaction: SQLite
+    gathers a statement's returned rows in a temporary b-tree, opened for each statement
+    (some 250 cold cache lines of its pager and b-tree code per resume)."""
     commit: str | None = None
     """The statement that commits a transaction ``begin_write`` opened, run like any other
     (from the driver's statement cache); None: the connection's ``commit()``.  sqlite3's
@@ -888,12 +893,15 @@ class ConsumingSqlLedger(SqlLedger):
         "phase = ? AND expires_at = ? AND turn_recorded = ? "
         "AND response_digest IS NOT DISTINCT FROM ? AND consumed_at IS NOT DISTINCT FROM ?")
     """The consume's condition on the row's state: all of it, as the lifecycle read it."""
-    CONSUME: Final = (
+    CONSUME_UPDATE: Final = (
         f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
         "response_digest = ?, consumed_at = ?, version = version + 1 "
         f"WHERE {' AND '.join(f'{col} = ?' for _f, col, _t in CLAIM_COLUMNS)} AND token = ? "
-        f"AND ({CONSUME_STATE}) RETURNING kid, payload, parent_run_id, result, version, "
+        f"AND ({CONSUME_STATE})")
+    CONSUME_RETURNS: Final = (
+        "kid, payload, parent_run_id, result, version, "
         f"(SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?)")
+    CONSUME: Final = f"{CONSUME_UPDATE} RETURNING {CONSUME_RETURNS}"
     """One conditional ``UPDATE ... RETURNING``: it lands only on the row of exactly these
     claims and this token whose state is exactly the expected one -- the row lock (SQLite's
     write lock) makes one of any number of racing consumes the winner (under READ COMMITTED a
@@ -904,6 +912,12 @@ class ConsumingSqlLedger(SqlLedger):
     id, which the condition makes the row's: a parameter, not the row's column -- SQLite's
     planner scans the checkpoints for a ``RETURNING`` sub-select correlated with the updated
     row)."""
+
+    CONSUMED_ROW: Final = f"SELECT {CONSUME_RETURNS} FROM {PAUSES} WHERE interrupt_id = ?"
+    """Where ``RETURNING`` is not cheap (:attr:`Dialect.returning_is_cheap`): what
+    :attr:`CONSUME` returns, read right after :attr:`CONSUME_UPDATE` in its transaction -- on
+    a store that serialises its write transactions (SQLite's ``BEGIN IMMEDIATE`` holds the
+    write lock from the update to the commit), the row exactly as the update left it."""
 
     _RETURNED: Final = _row_types(str, str, str, (str, _NULLABLE), int)
     """The types of what :attr:`CONSUME` returns, but the turn's."""
@@ -918,7 +932,20 @@ class ConsumingSqlLedger(SqlLedger):
                   new.consumed_at, *_claim_values(claims), token,
                   _TEXT[expected.phase], expected.expires_at, int(expected.turn_recorded),
                   expected.response_digest, expected.consumed_at, claims.checkpoint_id)
-        rows = self._s.statement(self.CONSUME, params, write=True, rows=True)
+        store = self._s
+        if store.dialect.returning_is_cheap or not store.serial_units:
+            rows = store.statement(self.CONSUME, params, write=True, rows=True)
+        else:
+            with store.transaction(write=True) as conn:
+                cur = store.execute(conn, self.CONSUME_UPDATE, params[:-1])
+                won = cur.rowcount == 1
+                cur.close()
+                if not won:
+                    return None
+                cur = store.execute(conn, self.CONSUMED_ROW,
+                                    (claims.checkpoint_id, claims.interrupt_id))
+                rows = cur.fetchall()
+                cur.close()
         if not rows:
             return None
         row = rows[0]

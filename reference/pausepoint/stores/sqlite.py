@@ -30,6 +30,7 @@ SQLITE: Dialect = Dialect(
     schema_lock=None,  # BEGIN IMMEDIATE already serialises schema creation
     errors=(sqlite3.Error,),
     returning=sqlite3.sqlite_version_info >= (3, 39, 0),  # else a resume reads, then updates
+    returning_is_cheap=False,  # its RETURNING rows go through a temporary b-tree
     commit="COMMIT",  # compiled once, kept in the connection's statement cache
 )
 
