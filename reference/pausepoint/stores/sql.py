@@ -651,9 +651,9 @@ class _Transaction:
             return conn
         self._in_unit = False
         conn = self._conn = s._conn_of(local)
-        begin = s.dialect.begin_write
-        self._began = self._write and not self._alone and begin is not None
-        if self._began:
+        begin = s.dialect.begin_write if self._write and not self._alone else None
+        self._began = begin is not None
+        if begin is not None:
             try:
                 conn.execute(begin)
             except s.dialect.errors as exc:
@@ -922,6 +922,11 @@ class ConsumingSqlLedger(SqlLedger):
     _RETURNED: Final = _row_types(str, str, str, (str, _NULLABLE), int)
     """The types of what :attr:`CONSUME` returns, but the turn's."""
 
+    def __init__(self, store: SqlStore) -> None:
+        super().__init__(store)
+        self._read_back = not store.dialect.returning_is_cheap and store.serial_units
+        """The consume reads back the row it wrote (:attr:`CONSUMED_ROW`)."""
+
     def consume(self, claims: Claims, token: str, expected: PauseState, new: PauseState,
                 checkpoints: CheckpointStore) -> tuple[PauseRecord, str | None] | None:
         """Write ``new`` over the pause of ``claims`` and ``token`` only if its state is
@@ -933,7 +938,7 @@ class ConsumingSqlLedger(SqlLedger):
                   _TEXT[expected.phase], expected.expires_at, int(expected.turn_recorded),
                   expected.response_digest, expected.consumed_at, claims.checkpoint_id)
         store = self._s
-        if store.dialect.returning_is_cheap or not store.serial_units:
+        if not self._read_back:
             rows = store.statement(self.CONSUME, params, write=True, rows=True)
         else:
             with store.transaction(write=True) as conn:
