@@ -485,11 +485,11 @@ def test_expiry_is_decided_by_the_rows() -> None:
 
 def test_a_rows_update_cannot_overrule_its_declared_target() -> None:
     """The phase after an accepted step is the row's declared target: an update that sets
-    another phase is overruled."""
+    another phase than the target it is handed is overruled."""
     row = lc.MACHINE.index[(Resume, Phase.RESUMABLE)]
     sneaky = lc.MACHINE.with_row(attrs.evolve(
-        row, update=lambda s, e: attrs.evolve(s, phase=Phase.EXPIRED, consumed_at=0,
-                                              response_digest="a")))
+        row, update=lambda s, e, _target: attrs.evolve(s, phase=Phase.EXPIRED, consumed_at=0,
+                                                       response_digest="a")))
     out = sneaky.step(RESUMABLE, Resume(now=0, response_digest="a"))
     assert isinstance(out, Accepted) and out.state.phase == Phase.CONSUMED
 

@@ -249,7 +249,10 @@ def canonical_json(value: object) -> str:
     and for cycles.  It applies no size or depth bound of its own beyond
     ``sys.getrecursionlimit``; call :func:`check_bounds` first on untrusted input.
     """
-    return canonical_bytes(value).decode("utf-8")
+    flat = _flat_text(value)  # as canonical_bytes, without encoding it and decoding it back
+    if flat is not None:
+        return flat
+    return _rfc8785_bytes(value).decode("utf-8")
 
 
 def _flat_text(value: object, room: int = 2**63) -> str | None:
@@ -291,6 +294,11 @@ def canonical_bytes(value: object) -> bytes:
     flat = _flat_text(value)
     if flat is not None:
         return flat.encode("utf-8")
+    return _rfc8785_bytes(value)
+
+
+def _rfc8785_bytes(value: object) -> bytes:
+    """:func:`canonical_bytes` of a value that is no flat object :func:`_flat_text` writes."""
     problem = _walk(value, max_bytes=2**63, max_depth=2**31, unicode_only=True)
     if problem is not None:
         raise ValueError(problem)

@@ -153,7 +153,7 @@ StepOutcome = Accepted | Refusal
 # -- the table -------------------------------------------------------------------------------
 
 Predicate = Callable[[PauseState, Event], bool]
-Update = Callable[[PauseState, Event], PauseState]
+Update = Callable[[PauseState, Event, Phase], PauseState]
 
 
 @attrs.frozen
@@ -185,9 +185,10 @@ class Choice:
 @attrs.frozen
 class Row:
     """A table row: from ``source`` on ``event``, after ``checks``, go to ``target`` --
-    or, with ``refuse`` set, refuse.  ``update`` fills the new state's *other* fields; the
-    phase is always the declared target (:meth:`Machine.step` sets it last), so a row cannot
-    land anywhere its declaration does not say."""
+    or, with ``refuse`` set, refuse.  ``update`` fills the new state's *other* fields, in
+    the target phase :meth:`Machine.step` hands it (one state built, not one and then a copy in
+    its phase); the phase is always the declared target (:meth:`Machine.step` sets it if an
+    update did not), so a row cannot land anywhere its declaration does not say."""
 
     event: type[Event]
     source: Phase
@@ -281,21 +282,21 @@ COMMON_CHECKS: Final[Mapping[type[Event], tuple[Guard, ...]]] = MappingProxyType
 })
 
 
-# Updates fill fields other than the phase (the row's target decides the phase).
+# Updates fill fields other than the phase, in the phase the row's target decides.
 
 
-def _paused(s: PauseState, e: Event) -> PauseState:
+def _paused(s: PauseState, e: Event, phase: Phase) -> PauseState:
     assert isinstance(e, Pause)
-    return PauseState(expires_at=e.expires_at)
+    return PauseState(phase, e.expires_at)
 
 
-def _consume(s: PauseState, e: Event) -> PauseState:
+def _consume(s: PauseState, e: Event, phase: Phase) -> PauseState:
     assert isinstance(e, Resume)
-    return PauseState(s.phase, s.expires_at, s.turn_recorded, e.response_digest, e.now)
+    return PauseState(phase, s.expires_at, s.turn_recorded, e.response_digest, e.now)
 
 
-def _turn(s: PauseState, e: Event) -> PauseState:
-    return PauseState(s.phase, s.expires_at, True, s.response_digest, s.consumed_at)
+def _turn(s: PauseState, e: Event, phase: Phase) -> PauseState:
+    return PauseState(phase, s.expires_at, True, s.response_digest, s.consumed_at)
 
 
 def _in_phase(s: PauseState, phase: Phase) -> PauseState:
@@ -449,7 +450,7 @@ class Machine:
             return Refusal(row.clause, row.refuse, row.message)
         assert row.action is not None and row.target is not None
         target = row.target.pick(state) if isinstance(row.target, Choice) else row.target
-        new = row.update(state, event) if row.update is not None else state
+        new = row.update(state, event, target) if row.update is not None else state
         return Accepted(new if new.phase is target else _in_phase(new, target), row.action,
                         row.clause)
 

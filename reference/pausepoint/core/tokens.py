@@ -406,6 +406,8 @@ class KeyRing:
         for key in others:
             self._add(key)
         self._active = active.kid
+        self._signing: tuple[SigningKey, str] = (active, self._headers[active.kid])
+        """The active key and its header's base64url, replaced as one (one read in mint)."""
 
     @classmethod
     def generate(cls, kid: str = "k1") -> KeyRing:
@@ -460,6 +462,7 @@ class KeyRing:
         with self._lock:
             self._add(new_key)
             self._active = new_key.kid
+            self._signing = (new_key, self._headers[new_key.kid])
 
     def retire(self, kid: str, outstanding: int) -> None:
         """Remove ``kid`` from the ring, given the drain proof ``outstanding`` -- the ledger's
@@ -497,10 +500,7 @@ class KeyRing:
         except (TypeError, ValueError) as exc:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims cannot be minted: {exc}") from None
-        with self._lock:
-            key = self._keys[self._active]
-            header = self._headers[self._active]
-        assert isinstance(key, _SIGNING_TYPES)
+        key, header = self._signing  # one attribute read: atomic, no lock needed
         signing_input = ".".join((PREFIX, header, b64url_encode(body.encode("utf-8"))))
         token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
         if len(token) > MAX_TOKEN_LENGTH:

@@ -16,8 +16,8 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import ClassVar, Final, TypeVar, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import ClassVar, Final, TypeVar
 
 import attrs
 
@@ -129,7 +129,7 @@ def check_ids(**ids: object) -> None:
     # the common case at once: every value exactly a str (their set of types, built in C),
     # and joined, all text is storable if each is
     if {*map(type, values)} == _JUST_STR and is_storable(
-            "".join(cast("Iterable[str]", values))):
+            "".join(values)):  # type: ignore[arg-type]  # each value is a str: just checked
         return
     for what, value in ids.items():
         if type(value) is not str or not is_storable(value):
@@ -555,7 +555,7 @@ class PauseService:
         out = self.machine.step(expected, event)
         if isinstance(out, lc.Refusal) or out.action != lc.Action.CONSUMED:
             return None
-        ledger = cast(ConsumingLedger, self.ledger)
+        ledger: ConsumingLedger = self.ledger  # type: ignore[assignment]  # its class has it
         if self.trace is NO_TRACE:  # tracing off: its atomic() and emit() do nothing
             won = ledger.consume(claims, token, expected, out.state, self.checkpoints)
         else:
