@@ -265,6 +265,20 @@ def test_consume_writes_once_and_returns_the_row_as_written(durable_backend: Bac
     assert won2 == (attrs.evolve(r2, state=CONSUMED, version=1), None)
 
 
+def test_a_read_sees_every_commit_made_before_it(durable_backend: Backend) -> None:
+    """A store's connection holds no read snapshot from one statement to the next (its one
+    reused cursor leaves no statement open): each read sees what another connection committed
+    before it (``durability.commit-per-change``)."""
+    reader = durable_backend.store
+    writer = durable_backend.reopen()
+    for i in range(3):
+        assert reader.ledger.get(f"int-{i}") is None
+        writer.ledger.issue(record(f"int-{i}"))
+        assert reader.ledger.get(f"int-{i}") == record(f"int-{i}")
+        assert [r.interrupt_id for r in reader.ledger.by_run("run-1")] == [
+            f"int-{j}" for j in range(i + 1)]
+
+
 def test_set_result_only_once(backend: Backend) -> None:
     """The first resume's result is recorded once; a second ``set_result`` changes nothing,
     so a replay returns the first result (``replay.same-response``)."""

@@ -46,6 +46,30 @@ run.  A file that already exists keeps the page size it was made with."""
 MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
 
 
+class _Cursor(sqlite3.Cursor):
+    """The one cursor of a store connection: ``close`` keeps it open for the next statement
+    (every statement the store runs is read to its end, so no statement is left open)."""
+
+    def close(self) -> None:
+        pass
+
+
+class _Connection(sqlite3.Connection):
+    """A sqlite3 connection whose ``execute`` runs every statement on one cursor, as the
+    PostgreSQL store's does: sqlite3's own makes a cursor per statement and keeps a weak
+    reference to each (swept every 200) -- new memory for each statement, each a cache miss
+    in a cycle that runs with a cold cache.  What it returns is valid until the connection's
+    next statement, which is how the store reads it."""
+
+    _cursor: _Cursor | None = None
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        cur = self._cursor
+        if cur is None:
+            cur = self._cursor = self.cursor(_Cursor)
+        return cur.execute(sql, parameters)
+
+
 class SqliteStore(SqlStore):
     """Every store port in one SQLite file (``durable = True``)."""
 
@@ -73,7 +97,7 @@ class SqliteStore(SqlStore):
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
-                               check_same_thread=False)
+                               check_same_thread=False, factory=_Connection)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             # before anything is written: a no-op on a file that already has its pages
@@ -94,7 +118,8 @@ class SqliteStore(SqlStore):
         deadline = time.monotonic() + self.busy_timeout
         while True:
             try:
-                return conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                rows = conn.execute("PRAGMA journal_mode = WAL").fetchall()  # to its end
+                return rows[0] if rows else None
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() >= deadline:
                     raise
