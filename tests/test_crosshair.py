@@ -41,18 +41,20 @@ BROKEN = textwrap.dedent('''
 
 
     def _step_with(state: lc.PauseState, event: lc.Event, drop: str) -> lc.StepOutcome:
-        """lifecycle.step with the common check named ``drop`` left out."""
+        """lifecycle.step with the check named ``drop`` left out (common or of the row)."""
         for check in lc.COMMON_CHECKS.get(type(event), ()):
             if check.name != drop and not check.holds(state, event):
                 return lc.Refusal(check.clause, check.code, check.message)
         row = lc.row_for(state, event)
-        for check in row.checks:
-            if not check.holds(state, event):
+        for check in row.checks:  # expiry is a check of the rows: dropped here too
+            if check.name != drop and not check.holds(state, event):
                 return lc.Refusal(check.clause, check.code, check.message)
         if row.refuse is not None:
             return lc.Refusal(row.clause, row.refuse, row.message)
         assert row.action is not None
-        new = row.update(state, event) if row.update else lc.attrs.evolve(state, phase=row.target)
+        target = row.target.pick(state) if isinstance(row.target, lc.Choice) else row.target
+        new = (row.update(state, event, target) if row.update
+               else lc.attrs.evolve(state, phase=target))
         return lc.Accepted(new, row.action, row.clause)
 
 

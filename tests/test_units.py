@@ -317,6 +317,10 @@ def test_commit_so_far_lets_others_in_and_the_rest_commits_at_the_end(
         store.commit_so_far()  # nothing more to commit
         store.payloads.record("e", "5")
     assert other.payloads.get("d") == "4" and other.payloads.get("e") == "5"
+    with store.unit_of_work():  # commit_so_far as the unit's last call: its end has no more
+        store.payloads.record("f", "6")
+        store.commit_so_far()
+    assert other.payloads.get("f") == "6"
     store.commit_so_far()  # outside a unit: nothing to do
     if kind == "sqlite":
         assert store.counted(lambda: None)[1] == 0

@@ -729,6 +729,9 @@ class _Unit:
             finally:
                 committed, local.unit = local.unit_committed, None
             if verdict is None:
+                # after commit_so_far with no statement since, no transaction is open: nothing
+                # for a COMMIT statement to end (the connection's commit() is a no-op there)
+                tx._began = tx._began and local.unit_open
                 tx.__exit__(typ, exc, tb)
                 if exc is not None and isinstance(exc, StoreConflict) and committed:
                     raise self._partly(exc) from exc
