@@ -37,7 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench_cycle import VARIANTS, Variant, make_variants
-from benchkit import Summary, disk_scratch, load_average
+from benchkit import Summary, add_round_options, disk_scratch, load_average
 
 DEFAULT = ("floor", "service", "embedding")
 
@@ -72,12 +72,9 @@ def run(variants: Sequence[Variant], rounds: int, warmup: int, spin_s: float, se
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=100, help="timed rounds (default 100)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first (default 5)")
+    add_round_options(parser, rounds=100)
     parser.add_argument("--spin-ms", type=float, default=5.0,
                         help="busy loop before each cold sample, in ms (default 5)")
-    parser.add_argument("--dir", help="where the SQLite files go, on a real disk (default: a "
-                        "temporary folder in the repository)")
     parser.add_argument("--only", choices=VARIANTS, action="append",
                         help=f"run only this variant (repeatable; default {', '.join(DEFAULT)})")
     args = parser.parse_args(argv)

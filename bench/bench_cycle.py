@@ -52,7 +52,7 @@ from rich.console import Console
 from rich.table import Table
 
 import pausepoint
-from benchkit import Filesystem, Summary, disk_scratch, load_average
+from benchkit import Filesystem, Summary, add_round_options, disk_scratch, load_average
 from pausepoint.core.ports import Claims
 from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
 from pausepoint.engine.clock import ManualClock
@@ -538,10 +538,7 @@ def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=200, help="timed rounds (default 200)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first (default 5)")
-    parser.add_argument("--dir", help="where the SQLite files go, on a real disk (default: a "
-                        "temporary folder in the repository)")
+    add_round_options(parser, rounds=200)
     parser.add_argument("--batch", type=int, default=20,
                         help="token and raw verifies per round (default 20)")
     parser.add_argument("--only", choices=VARIANTS, action="append",

@@ -7,6 +7,7 @@ the script's own folder (``import benchkit``).
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import tempfile
@@ -101,3 +102,13 @@ class Summary:
 
 def load_average() -> tuple[float, float, float]:
     return os.getloadavg()
+
+
+def add_round_options(parser: argparse.ArgumentParser, rounds: int) -> None:
+    """``--rounds``, ``--warmup`` and ``--dir``, as the interleaved benchmarks take them (with
+    :func:`disk_scratch` for ``--dir``)."""
+    parser.add_argument("--rounds", type=int, default=rounds,
+                        help=f"timed rounds (default {rounds})")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first (default 5)")
+    parser.add_argument("--dir", help="where the SQLite files go, on a real disk (default: a "
+                        "temporary folder in the repository)")
