@@ -780,8 +780,7 @@ class SqlLedger(_Facet):
         as a coroutine: some 400 cold cache lines more per pause).  Elsewhere the key's row is
         created and share-locked first, and the fence is the insert's own condition (the run's
         row read with the dialect's row lock)."""
-        fence = (f"EXISTS (SELECT 1 FROM {RUNS} WHERE run_id = ? AND epoch = ?"
-                 f"{dialect.row_lock})")
+        fence = f"EXISTS ({self._EPOCH_HELD}{dialect.row_lock})"
         self._issue_sql = {
             fenced: self._conditional_issue(
                 [fence] if fenced and not self._reads_first else [])
@@ -804,15 +803,20 @@ class SqlLedger(_Facet):
 
     _KEY_ROW: Final = _insert(KEYS, ("kid", "retired"), "kid", ())
 
-    def _key_retired(self, conn: DBConnection, kid: str, lock: str) -> bool:
-        self._s.execute(conn, self._KEY_ROW, (kid, 0)).close()
-        cur = self._s.execute(conn, f"SELECT retired FROM {KEYS} WHERE kid = ?{lock}", (kid,))
-        rows = cur.fetchall()
-        cur.close()
-        return bool(rows[0][0])
-
     _KEY_STATE: Final = f"SELECT retired FROM {KEYS} WHERE kid = ?"
     _EPOCH_HELD: Final = f"SELECT 1 FROM {RUNS} WHERE run_id = ? AND epoch = ?"
+
+    def _is_retired(self, conn: DBConnection, kid: str, lock: str = "") -> bool:
+        """Whether ``kid``'s row says it is retired (no row: it is not), read with ``lock``."""
+        cur = self._s.execute(conn, self._KEY_STATE + lock, (kid,))
+        rows = cur.fetchall()
+        cur.close()
+        return bool(rows and rows[0][0])
+
+    def _key_retired(self, conn: DBConnection, kid: str, lock: str) -> bool:
+        """:meth:`_is_retired`, the key's row created first (so that ``lock`` has a row)."""
+        self._s.execute(conn, self._KEY_ROW, (kid, 0)).close()
+        return self._is_retired(conn, kid, lock)
 
     def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         """Insert the row, unless its interrupt id is issued (False) or its key is retired
@@ -826,9 +830,7 @@ class SqlLedger(_Facet):
         store = self._s
         with store.transaction(write=True) as conn:
             if self._reads_first:
-                cur = store.execute(conn, self._KEY_STATE, (record.kid,))
-                retired = cur.fetchall()
-                if retired and retired[0][0]:
+                if self._is_retired(conn, record.kid):
                     raise self._retired(record.kid)
                 if fence is not None:
                     cur = store.execute(conn, self._EPOCH_HELD, (record.run_id, fence))
