@@ -405,9 +405,9 @@ class KeyRing:
         self._add(active)
         for key in others:
             self._add(key)
-        self._active = active.kid
         self._signing: tuple[SigningKey, str] = (active, self._headers[active.kid])
-        """The active key and its header's base64url, replaced as one (one read in mint)."""
+        """The active key and its header's base64url, replaced as one (one read in mint): the
+        ring's only record of which key is active."""
 
     @classmethod
     def generate(cls, kid: str = "k1") -> KeyRing:
@@ -430,7 +430,7 @@ class KeyRing:
 
     @property
     def active_kid(self) -> str:
-        return self._active
+        return self._signing[0].kid
 
     def kids(self) -> tuple[str, ...]:
         """Key ids in the ring, in the order they were added."""
@@ -461,7 +461,6 @@ class KeyRing:
             raise TypeError("rotate needs a key that can sign")
         with self._lock:
             self._add(new_key)
-            self._active = new_key.kid
             self._signing = (new_key, self._headers[new_key.kid])
 
     def retire(self, kid: str, outstanding: int) -> None:
@@ -475,7 +474,7 @@ class KeyRing:
             if kid not in self._keys:
                 raise PausepointError(ErrorCode.KEY_UNKNOWN, _DRAIN,
                                       f"no key {kid!r} in the ring to retire")
-            if kid == self._active:
+            if kid == self.active_kid:
                 raise PausepointError(ErrorCode.KEY_NOT_DRAINED, _DRAIN,
                                       f"key {kid!r} is the active signing key; rotate to a new "
                                       "key and drain this one before retiring it")
