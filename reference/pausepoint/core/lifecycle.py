@@ -168,6 +168,20 @@ class Guard:
 
 
 @attrs.frozen
+class Flag:
+    """A check's predicate that holds when the event is a ``kind`` whose fact ``fact`` is
+    true (``isinstance(e, kind) and e.fact``): most checks read one fact the service
+    established.  One callable for all of them, not a function per check: each is a function
+    of its own to enter on every pause's and resume's path."""
+
+    kind: type[Event]
+    fact: str
+
+    def __call__(self, s: PauseState, e: Event) -> bool:
+        return isinstance(e, self.kind) and bool(getattr(e, self.fact))
+
+
+@attrs.frozen
 class Choice:
     """A target decided by the state the row starts from: ``then`` when ``when`` holds of it,
     ``otherwise`` when not (reconcile returns to ``resumable`` only when the turn was
@@ -215,23 +229,23 @@ class Row:
 PAUSE_CHECKS: Final[tuple[Guard, ...]] = (
     Guard("registered", "pause.interaction.registered", ErrorCode.INTERACTION_UNREGISTERED,
           "the pause names an interaction that is not registered",
-          lambda s, e: isinstance(e, Pause) and e.registered),
+          Flag(Pause, "registered")),
     Guard("payload", "pause.payload.schema", ErrorCode.PAYLOAD_INVALID,
           "the payload does not fit the interaction's payload schema",
-          lambda s, e: isinstance(e, Pause) and e.payload_valid),
+          Flag(Pause, "payload_valid")),
     Guard("checkpoint", "pause.checkpoint.bound", ErrorCode.CHECKPOINT_MISSING,
           "the pause is bound to no checkpoint, so it could never recover its request",
-          lambda s, e: isinstance(e, Pause) and e.checkpoint_bound),
+          Flag(Pause, "checkpoint_bound")),
     Guard("tool_call", "pause.tool-call.bound", ErrorCode.TOOL_CALL_ID_MISSING,
           "a tool pause must be bound to its tool call id",
-          lambda s, e: isinstance(e, Pause) and e.tool_call_bound),
+          Flag(Pause, "tool_call_bound")),
 )
 
 
 RESUME_CHECKS: Final[tuple[Guard, ...]] = (
     Guard("authentic", "resume.token.authentic", ErrorCode.TOKEN_INVALID,
           "the token does not verify under the key ring",
-          lambda s, e: isinstance(e, Resume) and e.authentic),
+          Flag(Resume, "authentic")),
 )
 """What every resume passes before its row is looked up.  Expiry, binding, scope and
 authority are checks of the rows (in this order), so each state decides what expiry means
@@ -246,20 +260,20 @@ _UNEXPIRED: Final[Guard] = Guard(
 _REQUEST_CHECKS: Final[tuple[Guard, ...]] = (
     Guard("binding", "resume.binding.run", ErrorCode.BINDING_MISMATCH,
           "the token is bound to another run, root run or session",
-          lambda s, e: isinstance(e, Resume) and e.binding_ok),
+          Flag(Resume, "binding_ok")),
     Guard("scope", "resume.binding.scope", ErrorCode.SCOPE_MISMATCH,
           "the token was minted for another scope",
-          lambda s, e: isinstance(e, Resume) and e.scope_ok),
+          Flag(Resume, "scope_ok")),
     Guard("authority", "resume.authority", ErrorCode.RESPONDER_UNAUTHORIZED,
           "the responder has no authority for this decision at resume time",
-          lambda s, e: isinstance(e, Resume) and e.authorized),
+          Flag(Resume, "authorized")),
 )
 _LIVE_RESUME: Final[tuple[Guard, ...]] = (_UNEXPIRED, *_REQUEST_CHECKS)
 
 _RESPONSE_CHECK: Final[Guard] = Guard(
     "response", "resume.response.schema", ErrorCode.RESPONSE_INVALID,
     "the response does not fit the interaction's response schema",
-    lambda s, e: isinstance(e, Resume) and e.response_valid)
+    Flag(Resume, "response_valid"))
 
 _SAME_RESPONSE: Final[Guard] = Guard(
     "same_response", "replay.different-response.conflict", ErrorCode.RESPONSE_CONFLICT,
@@ -274,7 +288,7 @@ _DUE: Final[Guard] = Guard(
 _WRITTEN: Final[Guard] = Guard(
     "written", "turn.write-failed.stays-paused", ErrorCode.CHECKPOINT_WRITE_FAILED,
     "the turn-checkpoint write did not report success, so the pause stays paused",
-    lambda s, e: isinstance(e, RecordTurn) and e.written)
+    Flag(RecordTurn, "written"))
 
 COMMON_CHECKS: Final[Mapping[type[Event], tuple[Guard, ...]]] = MappingProxyType({
     Pause: PAUSE_CHECKS,
