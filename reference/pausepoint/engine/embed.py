@@ -155,20 +155,17 @@ class RunContext:
         svc = self._engine.deployment.service
         got: list[Any] = []
         for name, i in zip(names, ids, strict=True):
-            got.append(self._answer(svc.interaction(name), i, answers[i]))
+            # each recorded answer as the agent receives it: validated strictly against its
+            # interaction's response model -- or, once, the instance the resume of this very
+            # unit validated for that interaction (:attr:`_Seen.validated`), which is the same
+            # value (a second ask of it validates again: a fresh instance, as before)
+            registered, kept = svc.interaction(name), answers[i]
+            if registered is not None:
+                held = self._validated.pop(i, None) if self._validated else None
+                kept = held[1] if held is not None and held[0] is registered \
+                    else registered.validated_response(kept)
+            got.append(kept)
         return got
-
-    def _answer(self, registered: Interaction | None, interrupt_id: str, kept: Any) -> Any:
-        """The recorded answer ``kept`` to ``interrupt_id`` as the agent receives it: validated
-        strictly against ``registered``'s response model -- or, once, the instance the resume
-        of this very unit validated for ``registered`` (:attr:`_Seen.validated`), which is the
-        same value (a second ask of it validates again: a fresh instance, as before)."""
-        if registered is None:
-            return kept
-        held = self._validated.pop(interrupt_id, None) if self._validated else None
-        if held is not None and held[0] is registered:
-            return held[1]
-        return registered.validated_response(kept)
 
     def effect(self, key: str, fn: Callable[[], T], *, step: int | None = None) -> T:
         """Run ``fn`` (a side effect) at most once for this run and ``key``; its result must be
@@ -193,7 +190,7 @@ class _Seen:
     kept), the answers the resume kept itself (their JSON text, by interrupt id), the run
     with its continuation data as the unit read it (None: read it), and the answers the resume
     validated itself, ``{interrupt id: (interaction, instance)}``, for the drive's ask
-    (:meth:`RunContext._answer`)."""
+    (:meth:`RunContext.ask_all`)."""
 
     pauses: Sequence[PauseRecord]
     kept: Mapping[str, str]
@@ -589,13 +586,18 @@ class Engine:
         if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
         as_sorted = self._deliver(rec, run, state, seen)
+        # the drive of the take-over (its continuation data just encoded from ``state``) is
+        # handed what this operation holds (``_saved.handed``): ``state`` -- equal to that text
+        # read back, orders included, when :meth:`_deliver` says so (None: read it back) -- and
+        # the answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes
+        # them (:meth:`_drive`: the same record, on this thread); any other drive reads its own
         if self._serial and self._one_unit():
             # the claim is written with the drive's first write, conditional on the row read
             # here: in a unit of a store that serialises units, no one writes the row between
             pending = run.evolve(taken.state, state_json(state))
             self._claim()  # an operation inside a drive's agent: the drive's claim first
             self._saved.claim = (run, pending)
-            self._hand(pending, state if as_sorted else None, seen)
+            self._saved.handed = (pending, state if as_sorted else None, dict(seen.validated))
             try:
                 return self._drive(pending)
             finally:
@@ -604,16 +606,8 @@ class Engine:
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
-        self._hand(claimed, state if as_sorted else None, seen)
+        self._saved.handed = (claimed, state if as_sorted else None, dict(seen.validated))
         return self._drive(claimed)
-
-    def _hand(self, run: RunRecord, state: dict[str, Any] | None, seen: _Seen) -> None:
-        """Hand the drive of ``run`` (a continuation's take-over, its continuation data just
-        encoded from ``state``) what this operation holds: ``state`` -- equal to that text read
-        back, orders included, when :meth:`_deliver` says so (None: read it back) -- and the
-        answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes them
-        (:meth:`_drive`: the same record, on this thread); any other drive reads its own."""
-        self._saved.handed = (run, state, dict(seen.validated))
 
     def _claim(self) -> None:
         """Write the continuation's take-over of the run (:meth:`_continue`) if it is not
@@ -658,9 +652,9 @@ class Engine:
         ``j``-th answer becomes the answer of the run's current ``j``-th question (a recovery
         pause's, its own).  The continuation-belongs-to-step check made these one step.
         Returns whether ``state`` now orders every key as its sorted JSON text read back
-        would (:meth:`_hand`): each answer delivered is one this operation kept, with ASCII
-        text -- canonical JSON orders an object's keys by UTF-16 code units, the state's text
-        by code points, which differ only beyond ASCII."""
+        would (the drive then takes it as it is): each answer delivered is one this operation
+        kept, with ASCII text -- canonical JSON orders an object's keys by UTF-16 code units,
+        the state's text by code points, which differ only beyond ASCII."""
         step, kind = rec.interrupt_id.removeprefix(f"{run.run_id}/").split("/", 1)
         if kind.startswith("recover/"):
             state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id,
@@ -699,10 +693,11 @@ class Engine:
         continuation's drive writes its take-over with it (:meth:`_continue`)."""
         claim: tuple[RunRecord, RunRecord] | None = getattr(self._saved, "claim", None)
         stored = None
-        if claim is not None and claim[1] is run:
-            stored = claim[0]
-        else:
-            self._claim()
+        if claim is not None:
+            if claim[1] is run:
+                stored = claim[0]
+            else:
+                self._claim()
         new = self.owned.write(run, event, state_json(state), stored)
         self._saved.claim = None
         if new is None:
