@@ -586,18 +586,13 @@ class Engine:
         if not self.owned.step_answered(rec, seen.pauses):
             return self._result(rec.run_id)  # others still wait (multi.independent)
         as_sorted = self._deliver(rec, run, state, seen)
-        # the drive of the take-over (its continuation data just encoded from ``state``) is
-        # handed what this operation holds (``_saved.handed``): ``state`` -- equal to that text
-        # read back, orders included, when :meth:`_deliver` says so (None: read it back) -- and
-        # the answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes
-        # them (:meth:`_drive`: the same record, on this thread); any other drive reads its own
         if self._serial and self._one_unit():
             # the claim is written with the drive's first write, conditional on the row read
             # here: in a unit of a store that serialises units, no one writes the row between
             pending = run.evolve(taken.state, state_json(state))
             self._claim()  # an operation inside a drive's agent: the drive's claim first
             self._saved.claim = (run, pending)
-            self._saved.handed = (pending, state if as_sorted else None, dict(seen.validated))
+            self._hand(pending, state if as_sorted else None, seen)
             try:
                 return self._drive(pending)
             finally:
@@ -606,8 +601,16 @@ class Engine:
         if claimed is None:
             return self._result(rec.run_id)  # another resume continues it: one winner
         self.trace.emit("continue", run=run.run_id)
-        self._saved.handed = (claimed, state if as_sorted else None, dict(seen.validated))
+        self._hand(claimed, state if as_sorted else None, seen)
         return self._drive(claimed)
+
+    def _hand(self, run: RunRecord, state: dict[str, Any] | None, seen: _Seen) -> None:
+        """Hand the drive of ``run`` (a continuation's take-over, its continuation data just
+        encoded from ``state``) what this operation holds: ``state`` -- equal to that text read
+        back, orders included, when :meth:`_deliver` says so (None: read it back) -- and the
+        answers the resume validated (:attr:`_Seen.validated`).  Only that drive takes them
+        (:meth:`_drive`: the same record, on this thread); any other drive reads its own."""
+        self._saved.handed = (run, state, dict(seen.validated))
 
     def _claim(self) -> None:
         """Write the continuation's take-over of the run (:meth:`_continue`) if it is not
@@ -652,9 +655,9 @@ class Engine:
         ``j``-th answer becomes the answer of the run's current ``j``-th question (a recovery
         pause's, its own).  The continuation-belongs-to-step check made these one step.
         Returns whether ``state`` now orders every key as its sorted JSON text read back
-        would (the drive then takes it as it is): each answer delivered is one this operation
-        kept, with ASCII text -- canonical JSON orders an object's keys by UTF-16 code units,
-        the state's text by code points, which differ only beyond ASCII."""
+        would (:meth:`_hand`): each answer delivered is one this operation kept, with ASCII
+        text -- canonical JSON orders an object's keys by UTF-16 code units, the state's text
+        by code points, which differ only beyond ASCII."""
         step, kind = rec.interrupt_id.removeprefix(f"{run.run_id}/").split("/", 1)
         if kind.startswith("recover/"):
             state["answers"][rec.interrupt_id] = self.owned.kept_answer(rec.interrupt_id,
