@@ -41,6 +41,7 @@ from pausepoint.core.ports import (
     RunStatus,
     RunStore,
 )
+from pausepoint.core.tokens import token_text
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle, open_store
 from pausepoint.stores.sql import _OUTSTANDING_SQL as OUTSTANDING_SQL
 from pausepoint.stores.sql import SqlStore
@@ -132,23 +133,27 @@ def claims(iid: str = "int-1", run: str = "run-1", **kw: Any) -> Claims:
 
 
 def record(iid: str = "int-1", run: str = "run-1", kid: str = "k1",
-           phase: Phase = Phase.PAUSED, **kw: Any) -> PauseRecord:
-    c = claims(iid, run)
+           phase: Phase = Phase.PAUSED, sig: str = "c2lnbmF0dXJl", c: Claims | None = None,
+           **kw: Any) -> PauseRecord:
+    """A record of claims ``c`` (default: :func:`claims` of ``iid`` and ``run``) whose token is
+    laid out as mint lays it out, ``sig`` its signature part (a ledger keeps only that)."""
+    c = claims(iid, run) if c is None else c
     base: dict[str, Any] = dict(
-        claims=c, kid=kid, token=f"tok.{iid}", payload='{"amount":12}',
+        claims=c, kid=kid, token=token_text(kid, c, sig), payload='{"amount":12}',
         state=PauseState(phase=phase, expires_at=c.expires_at))
     base.update(kw)
     return PauseRecord(**base)
 
 
 def every_field_record() -> PauseRecord:
-    """Every field set, none to its default, text with quotes and non-ASCII."""
+    """Every field set, none to its default (but the claims' format version: a token exists
+    only for version 1), text with quotes and non-ASCII."""
     c = claims("int-ü'1", "run-\"x\"", root_run_id="root-9", session_id="sess-9",
                thread_id="thread-9", checkpoint_id="ckpt-9", scope="scope-ß", name="ask",
                tool_call_id="call-9", payload_digest="sha256:ffee", issued_at=BIG + 1,
-               expires_at=BIG + 2, v=7)
+               expires_at=BIG + 2, v=1)
     return PauseRecord(
-        claims=c, kid="kid-9", token="eyJ.tok%en?.sig", payload='{"q":"Ça va? 100%"}',
+        claims=c, kid="kid-9", token=token_text("kid-9", c, "c2ln_-9"), payload='{"q":"Ça va? 100%"}',
         state=PauseState(phase=Phase.CONSUMED, expires_at=BIG + 5, turn_recorded=True,
                          response_digest="sha256:0011", consumed_at=BIG + 4),
         parent_run_id="parent-9", result='{"ok":true}', version=3)
@@ -198,7 +203,7 @@ def test_duplicate_issue_returns_false_and_changes_nothing(backend: Backend) -> 
     ledger = backend.store.ledger
     first = record("int-1", kid="k1")
     assert ledger.issue(first)
-    other = record("int-1", run="run-2", kid="k2", phase=Phase.RESUMABLE, token="other",
+    other = record("int-1", run="run-2", kid="k2", phase=Phase.RESUMABLE, sig="b3RoZXI",
                    payload="{}", result="r", version=9)
     assert ledger.issue(other) is False
     assert ledger.get("int-1") == first
@@ -246,7 +251,9 @@ def test_consume_writes_once_and_returns_the_row_as_written(durable_backend: Bac
     before = ledger.get("int-1")
     for other_claims, token, expected in (
             (claims(scope="tenant-b"), r.token, resumable),  # another pause's claims
-            (r.claims, "tok.other", resumable),  # another token
+            (r.claims, token_text(r.kid, r.claims, "b3RoZXI"), resumable),  # another token
+            (r.claims, token_text("k2", r.claims, "c2lnbmF0dXJl"), resumable),  # another kid
+            (r.claims, "tok.other", resumable),  # no token of these claims
             (r.claims, r.token, r.state)):  # another state
         assert ledger.consume(other_claims, token, expected, CONSUMED, s.checkpoints) is None
         assert ledger.get("int-1") == before
@@ -257,9 +264,8 @@ def test_consume_writes_once_and_returns_the_row_as_written(durable_backend: Bac
     assert ledger.consume(r.claims, r.token, resumable, CONSUMED, s.checkpoints) is None
     assert ledger.get("int-1") == won[0]
     # no checkpoint: no turn
-    r2 = record("int-2", parent_run_id="", version=0)
-    r2 = attrs.evolve(r2, claims=claims("int-2", checkpoint_id="ckpt-none"),
-                      state=attrs.evolve(resumable))
+    r2 = record("int-2", parent_run_id="", version=0,
+                c=claims("int-2", checkpoint_id="ckpt-none"), state=attrs.evolve(resumable))
     ledger.issue(r2)
     won2 = ledger.consume(r2.claims, r2.token, resumable, CONSUMED, s.checkpoints)
     assert won2 == (attrs.evolve(r2, state=CONSUMED, version=1), None)

@@ -19,6 +19,7 @@ count is passed in.
 from __future__ import annotations
 
 import binascii
+import functools
 import json
 import json.scanner
 import operator
@@ -62,6 +63,10 @@ __all__ = [
     "b64url_encode",
     "claims_json",
     "header_json",
+    "header_part",
+    "token_parts",
+    "token_signature",
+    "token_text",
 ]
 
 MAX_TOKEN_LENGTH: Final[int] = 4096
@@ -274,6 +279,76 @@ def header_json(kid: str) -> str:
     return built_json({"kid": kid, "typ": TOKEN_TYPE, "v": FORMAT_VERSION})
 
 
+@functools.lru_cache(maxsize=64)
+def header_part(kid: str) -> str:
+    """The base64url of ``kid``'s canonical header: a token's second part (computed once per
+    key id)."""
+    return b64url_encode(header_json(kid).encode("utf-8"))
+
+
+@functools.lru_cache(maxsize=64)
+def _kid_of_header(part: str) -> str | None:
+    """The key id whose :func:`header_part` is exactly ``part``; None when ``part`` is no
+    key's canonical header."""
+    try:
+        obj, _end = _SCAN(b64url_decode(part).decode("utf-8"), 0)
+    except (ValueError, StopIteration):
+        return None
+    kid = obj.get("kid") if type(obj) is dict else None
+    if type(kid) is not str or _KID_RE.fullmatch(kid) is None or header_part(kid) != part:
+        return None
+    return kid
+
+
+def _signing_input(header: str, claims: Claims) -> str:
+    """``pp1.<header>.<claims>``: what is signed, ``header`` being :func:`header_part` of the
+    signing key.  Raises TypeError or ValueError for claims :func:`claims_json` refuses."""
+    return ".".join((PREFIX, header, b64url_encode(claims_json(claims).encode("utf-8"))))
+
+
+def _signed(signing_input: str, signature: str) -> str:
+    """The token of ``signing_input`` and ``signature`` (its base64url text)."""
+    return signing_input + "." + signature
+
+
+def token_text(kid: str, claims: Claims, signature: str) -> str:
+    """The token :meth:`KeyRing.mint` writes for ``claims`` signed by the key ``kid`` with
+    ``signature`` (the base64url of the signature bytes): its layout -- prefix, header by key
+    id, canonical claims, signature -- is written here and in mint by the same two helpers,
+    so a store may keep a token's signature alone and rebuild the token, byte for byte, from
+    its key id and claims.  Raises TypeError or ValueError for claims mint refuses."""
+    return _signed(_signing_input(header_part(kid), claims), signature)
+
+
+def token_signature(token: str, kid: str, claims: Claims) -> str | None:
+    """The signature part of ``token`` when ``token`` is exactly :func:`token_text` of
+    ``kid``, ``claims`` and that part; None otherwise (any other text, claims mint
+    refuses)."""
+    if type(token) is not str:
+        return None
+    signature = token[token.rfind(".") + 1:]
+    try:
+        again = token_text(kid, claims, signature)
+    except (TypeError, ValueError):
+        return None
+    return signature if again == token else None
+
+
+def token_parts(token: object, claims: Claims) -> tuple[str, str] | None:
+    """``(kid, signature)`` such that ``token`` is exactly :func:`token_text` of ``kid``,
+    ``claims`` and ``signature``; None when there are none (the token is not the one of
+    these claims).  Checks nothing about the signature itself (:meth:`KeyRing.verify` does)."""
+    if type(token) is not str:
+        return None
+    parts = token.split(".")
+    if len(parts) != 4 or parts[0] != PREFIX:
+        return None
+    kid = _kid_of_header(parts[1])
+    if kid is None or token_signature(token, kid, claims) is None:
+        return None
+    return kid, parts[3]
+
+
 def _check_claims(claims: Claims) -> dict[str, str | int]:
     if not isinstance(claims, Claims):
         raise TypeError("claims must be a pausepoint.core.ports.Claims")
@@ -422,7 +497,7 @@ class KeyRing:
                 ErrorCode.WIRING_INVALID, _KEY_ID,
                 f"key id {key.kid!r} is already in the ring; a key id names exactly one key")
         self._keys[key.kid] = key
-        header = b64url_encode(header_json(key.kid).encode("utf-8"))
+        header = header_part(key.kid)
         self._headers[key.kid] = header
         self._by_header[header] = key
 
@@ -494,14 +569,13 @@ class KeyRing:
         Claims with a wrongly typed field, a format version other than 1, or too long to fit
         :data:`MAX_TOKEN_LENGTH` are refused with ``token_malformed`` (clause
         ``token.parse.strict``) -- no token is minted that :meth:`verify` would refuse."""
+        key, header = self._signing  # one attribute read: atomic, no lock needed
         try:
-            body = claims_json(claims)
+            signing_input = _signing_input(header, claims)
         except (TypeError, ValueError) as exc:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims cannot be minted: {exc}") from None
-        key, header = self._signing  # one attribute read: atomic, no lock needed
-        signing_input = ".".join((PREFIX, header, b64url_encode(body.encode("utf-8"))))
-        token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
+        token = _signed(signing_input, b64url_encode(key.sign(signing_input.encode("ascii"))))
         if len(token) > MAX_TOKEN_LENGTH:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims too long: the token would exceed {MAX_TOKEN_LENGTH} "

@@ -45,6 +45,8 @@ POSTGRES: Dialect = Dialect(
     lock_share=" FOR SHARE",
     lock_update=" FOR UPDATE",
     statement_commits=True,
+    columns=("SELECT column_name FROM information_schema.columns "
+             "WHERE table_schema = current_schema() AND table_name = ?"),
 )
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")

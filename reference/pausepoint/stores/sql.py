@@ -57,6 +57,7 @@ from pausepoint.core.ports import (
     RunStatus,
 )
 from pausepoint.core.runs import CANCELLED_OR_CANCELLING
+from pausepoint.core.tokens import token_parts, token_signature, token_text
 
 # -- the DB-API surface we use ---------------------------------------------------------------
 
@@ -123,6 +124,10 @@ class Dialect:
     ``commit()`` compiles its ``COMMIT`` anew on every call (CPython 3.11): some 200 cold
     cache lines of SQLite's parser per pause -> resume cycle."""
 
+    columns: str = ""
+    """A query of the names of the columns of the table named by its one parameter (no rows
+    when there is no such table)."""
+
     def sql(self, query: str) -> str:
         return query if self.placeholder == "?" else query.replace("?", self.placeholder)
 
@@ -160,7 +165,7 @@ CLAIM_COLUMNS: Final = _claim_columns()
 PAUSE_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     *((col, ddl) for _f, col, ddl in CLAIM_COLUMNS),
     ("kid", TEXT),
-    ("token", TEXT),
+    ("signature", TEXT),
     ("payload", TEXT),
     ("phase", TEXT),
     ("expires_at", INT),
@@ -262,10 +267,21 @@ call (an unknown text: ``KeyError``)."""
 
 
 def pause_to_row(r: PauseRecord) -> tuple[Any, ...]:
+    """The ledger row of ``r``: its token kept as its signature alone (:func:`row_to_pause`
+    rebuilds the rest from the key id and the claims); ``input_invalid`` when ``r``'s token is
+    not the one :meth:`~pausepoint.core.tokens.KeyRing.mint` writes for its key id and claims
+    (a row could not give it back)."""
+    signature = token_signature(r.token, r.kid, r.claims)
+    if signature is None:
+        raise PausepointError(
+            ErrorCode.INPUT_INVALID, "input.bounded",
+            "the pause's token is not the token of its key id and claims (format 1); the "
+            "ledger keeps a token as its signature and rebuilds the rest, so nothing was "
+            "written")
     s = r.state
     return (
         *_claim_values(r.claims),
-        r.kid, r.token, r.payload, _TEXT[s.phase], s.expires_at, int(s.turn_recorded),
+        r.kid, signature, r.payload, _TEXT[s.phase], s.expires_at, int(s.turn_recorded),
         s.response_digest, s.consumed_at, r.parent_run_id, r.result, r.version,
     )
 
@@ -289,7 +305,7 @@ _CLAIM_TYPES: Final = {f.name: typing.get_type_hints(Claims)[f.name] for f in at
 _PAUSE_ROW: Final = _row_types(
     *(_CLAIM_TYPES[f] for f in _CLAIM_NAMES),
     str, str, str, str, int, int, (str, _NULLABLE), (int, _NULLABLE), str, (str, _NULLABLE), int)
-"""kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
+"""kid, signature, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
 parent_run_id, result, version after the claims: what :func:`pause_to_row` writes."""
 _N_CLAIMS: Final = len(_CLAIM_NAMES)
 
@@ -299,15 +315,16 @@ def row_to_pause(row: Sequence[Any]) -> PauseRecord:
     (every column of exactly the type written, the phase one of the lifecycle's)."""
     if tuple(map(type, row)) not in _PAUSE_ROW:
         raise _corrupt("ledger", TypeError("a column of another type"))
-    (kid, token, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
+    (kid, signature, payload, phase, expires_at, turn_recorded, response_digest, consumed_at,
      parent_run_id, result, version) = row[_N_CLAIMS:]
+    claims = Claims(*row[:_N_CLAIMS])
     try:
         state = PauseState(_PHASE_OF[phase], expires_at, bool(turn_recorded), response_digest,
                            consumed_at)
-    except (ValueError, KeyError) as exc:
+        token = token_text(kid, claims, signature)
+    except (ValueError, KeyError, TypeError) as exc:
         raise _corrupt("ledger", exc) from None
-    return PauseRecord(Claims(*row[:_N_CLAIMS]), kid, token, payload, state, parent_run_id,
-                       result, version)
+    return PauseRecord(claims, kid, token, payload, state, parent_run_id, result, version)
 
 
 def run_to_row(r: RunRecord) -> tuple[Any, ...]:
@@ -368,7 +385,27 @@ class SqlStore:
         self.payloads = SqlPayloads(self)
         self.effects = SqlEffects(self)
         self.runs = SqlRuns(self)
+        self._refuse_old_schema()
         self.create_schema()
+
+    def _refuse_old_schema(self) -> None:
+        """Refuse, before creating or changing anything, a database whose ledger an earlier
+        version made: it keeps each pause's whole token (a ``token`` column), where this one
+        keeps its signature (a ``signature`` column) and rebuilds the token."""
+        try:
+            columns = {str(row[0]) for row in self.read(self.dialect.columns, (PAUSES,))}
+        except PausepointError:
+            self.close()
+            raise
+        if columns and "signature" not in columns:
+            self.close()
+            raise PausepointError(
+                ErrorCode.WIRING_INVALID, "wiring.consistent",
+                f"the {self.dialect.name} database's {PAUSES} table was made by an earlier "
+                "pausepoint (a token column, no signature column) and is left as it is: "
+                "resume or cancel its outstanding pauses with that version, then open this "
+                f"version on a new database (or after dropping the {', '.join(TABLES)} "
+                "tables)")
 
     # connections: one per thread, closed when the thread is gone or the store is closed
 
@@ -909,14 +946,16 @@ class ConsumingSqlLedger(SqlLedger):
     CONSUME_UPDATE: Final = (
         f"UPDATE {PAUSES} SET phase = ?, expires_at = ?, turn_recorded = ?, "
         "response_digest = ?, consumed_at = ?, version = version + 1 "
-        f"WHERE {' AND '.join(f'{col} = ?' for _f, col, _t in CLAIM_COLUMNS)} AND token = ? "
+        f"WHERE {' AND '.join(f'{col} = ?' for _f, col, _t in CLAIM_COLUMNS)} "
+        "AND kid = ? AND signature = ? "
         f"AND ({CONSUME_STATE})")
     CONSUME_RETURNS: Final = (
-        "kid, payload, parent_run_id, result, version, "
+        "payload, parent_run_id, result, version, "
         f"(SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?)")
     CONSUME: Final = f"{CONSUME_UPDATE} RETURNING {CONSUME_RETURNS}"
     """One conditional ``UPDATE ... RETURNING``: it lands only on the row of exactly these
-    claims and this token whose state is exactly the expected one -- the row lock (SQLite's
+    claims and this token (the row's key id and signature: the row's token is the one of its
+    key id, claims and signature, :func:`~pausepoint.core.tokens.token_text`) whose state is exactly the expected one -- the row lock (SQLite's
     write lock) makes one of any number of racing consumes the winner (under READ COMMITTED a
     waiting ``UPDATE`` re-checks the condition on the row the winner committed, which is no
     longer in the expected state) -- and it returns what of the row as written the caller
@@ -932,7 +971,7 @@ class ConsumingSqlLedger(SqlLedger):
     a store that serialises its write transactions (SQLite's ``BEGIN IMMEDIATE`` holds the
     write lock from the update to the commit), the row exactly as the update left it."""
 
-    _RETURNED: Final = _row_types(str, str, str, (str, _NULLABLE), int)
+    _RETURNED: Final = _row_types(str, str, (str, _NULLABLE), int)
     """The types of what :attr:`CONSUME` returns, but the turn's."""
 
     def __init__(self, store: SqlStore) -> None:
@@ -945,9 +984,13 @@ class ConsumingSqlLedger(SqlLedger):
         """Write ``new`` over the pause of ``claims`` and ``token`` only if its state is
         ``expected`` (``resume.consume.single-winner``); the record as written and the turn of
         its checkpoint (read by ``checkpoints`` when it is not this store's own), or None when
-        the write did not land (nothing changed)."""
+        the write did not land (nothing changed) -- at once when ``token`` is not the token of
+        ``claims`` under any key id (no row's token can be it)."""
+        parts = token_parts(token, claims)
+        if parts is None:
+            return None
         params = (_TEXT[new.phase], new.expires_at, int(new.turn_recorded), new.response_digest,
-                  new.consumed_at, *_claim_values(claims), token,
+                  new.consumed_at, *_claim_values(claims), *parts,
                   _TEXT[expected.phase], expected.expires_at, int(expected.turn_recorded),
                   expected.response_digest, expected.consumed_at, claims.checkpoint_id)
         store = self._s
@@ -967,10 +1010,11 @@ class ConsumingSqlLedger(SqlLedger):
         if not rows:
             return None
         row = rows[0]
-        if tuple(map(type, row[:5])) not in self._RETURNED:
+        if tuple(map(type, row[:4])) not in self._RETURNED:
             raise _corrupt("ledger", TypeError("a column of another type"))
-        kid, payload, parent_run_id, result, version, turn = row
-        record = PauseRecord(claims, kid, token, payload, new, parent_run_id, result, version)
+        payload, parent_run_id, result, version, turn = row
+        record = PauseRecord(claims, parts[0], token, payload, new, parent_run_id, result,
+                             version)
         if checkpoints is not self._s.checkpoints:
             return record, checkpoints.read(claims.checkpoint_id)
         return record, None if turn is None else str(turn)

@@ -32,6 +32,7 @@ SQLITE: Dialect = Dialect(
     returning=sqlite3.sqlite_version_info >= (3, 39, 0),  # else a resume reads, then updates
     returning_is_cheap=False,  # its RETURNING rows go through a temporary b-tree
     commit="COMMIT",  # compiled once, kept in the connection's statement cache
+    columns="SELECT name FROM pragma_table_info(?)",
 )
 
 BUSY_TIMEOUT_S: float = 30.0
