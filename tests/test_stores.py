@@ -41,7 +41,7 @@ from pausepoint.core.ports import (
     RunStatus,
     RunStore,
 )
-from pausepoint.core.tokens import token_text
+from pausepoint.core.tokens import Ed25519Key, HmacKey, KeyRing, token_text
 from pausepoint.stores import MemoryStore, SqliteStore, StoreBundle, open_store
 from pausepoint.stores.sql import _OUTSTANDING_SQL as OUTSTANDING_SQL
 from pausepoint.stores.sql import SqlStore
@@ -269,6 +269,134 @@ def test_consume_writes_once_and_returns_the_row_as_written(durable_backend: Bac
     ledger.issue(r2)
     won2 = ledger.consume(r2.claims, r2.token, resumable, CONSUMED, s.checkpoints)
     assert won2 == (attrs.evolve(r2, state=CONSUMED, version=1), None)
+
+
+def test_a_minted_token_comes_back_byte_for_byte(backend: Backend) -> None:
+    """A ledger keeps a token's signature and gives the token back, byte for byte, as mint
+    wrote it: from ``get``, ``by_run``, ``outstanding``, a reopened store and the consume's
+    record (``durability.token.reissue``, ``token.claims``)."""
+    rings = {"k.1": KeyRing(Ed25519Key.generate("k.1")),
+             "k:2": KeyRing(HmacKey.generate("k:2"))}
+    ledger: Any = backend.store.ledger
+    minted = []
+    for n, kid in enumerate(("k.1", "k:2", "k.1")):
+        ring = rings[kid]
+        c = claims(f"ïnt-{n}\u2028\"q\"", scope="tenant-ß", expires_at=BIG * 2 + n)
+        token, got_kid = ring.mint(c)
+        r = record(c=c, kid=got_kid, token=token,
+                   state=PauseState(phase=Phase.RESUMABLE, expires_at=c.expires_at,
+                                    turn_recorded=True))
+        assert ledger.issue(r)
+        minted.append(r)
+    for store in (backend.store, backend.reopen()):
+        assert [store.ledger.get(r.interrupt_id) for r in minted] == minted
+        assert list(store.ledger.by_run("run-1")) == minted
+        assert list(store.ledger.outstanding()) == minted
+        assert [store.ledger.get(r.interrupt_id).token for r in minted] == [
+            r.token for r in minted]
+    if callable(getattr(ledger, "consume", None)):
+        r = minted[1]
+        won = ledger.consume(r.claims, r.token, r.state, CONSUMED, backend.store.checkpoints)
+        assert won is not None and won[0].token == r.token and won[0].kid == "k:2"
+        assert won[0] == ledger.get(r.interrupt_id)
+
+
+def test_consume_refuses_the_same_claims_signed_by_another_key(
+        durable_backend: Backend) -> None:
+    """The consume lands only on the row of the token presented: a token of the same claims
+    signed by another key of the ring (another key id and signature) consumes nothing, and
+    leaves the row as it was (``resume.token.binds-one-pause``,
+    ``resume.consume.single-winner``)."""
+    s = durable_backend.store
+    ledger: Any = s.ledger
+    ring = KeyRing(Ed25519Key.generate("k1"))
+    c = claims()
+    token, kid = ring.mint(c)
+    resumable = PauseState(phase=Phase.RESUMABLE, expires_at=c.expires_at, turn_recorded=True)
+    r = record(c=c, kid=kid, token=token, state=resumable)
+    assert ledger.issue(r)
+    ring.rotate(Ed25519Key.generate("k2"))
+    other, other_kid = ring.mint(c)
+    assert other_kid == "k2" and ring.verify(other) == c and other != token
+    assert ledger.consume(c, other, resumable, CONSUMED, s.checkpoints) is None
+    assert ledger.get(c.interrupt_id) == r
+    won = ledger.consume(c, token, resumable, CONSUMED, s.checkpoints)
+    assert won is not None and won[0] == attrs.evolve(r, state=CONSUMED, version=1)
+
+
+def test_issue_refuses_a_token_that_is_not_its_claims(durable_backend: Backend) -> None:
+    """A durable ledger keeps a token as its signature and rebuilds it from the row's key id
+    and claims: a record whose token is not the token of its key id and claims is refused
+    with ``input_invalid`` and nothing is written (``input.bounded``,
+    ``lifecycle.refusal.no-change``)."""
+    ledger = durable_backend.store.ledger
+    good = record()
+    for bad in (attrs.evolve(good, token="tok.int-1"),  # no token
+                attrs.evolve(good, kid="k2"),  # the token of another key id
+                attrs.evolve(good, token=token_text("k1", claims(scope="x"), "c2ln")),
+                attrs.evolve(good, token=good.token.replace("pp1.", "pp2.", 1))):
+        with pytest.raises(PausepointError) as err:
+            ledger.issue(bad)
+        assert err.value.code is ErrorCode.INPUT_INVALID
+        assert ledger.get("int-1") is None and ledger.outstanding() == []
+    assert ledger.issue(good) and ledger.get("int-1") == good
+
+
+def _old_pauses_ddl(dialect: Any) -> str:
+    """The pauses table as the previous version made it: the whole token in a column."""
+    from pausepoint.stores.sql import schema
+
+    ddl = schema(dialect)[0]
+    assert "signature TEXT NOT NULL" in ddl
+    return ddl.replace("signature TEXT NOT NULL", "token TEXT NOT NULL")
+
+
+def test_a_database_of_the_previous_schema_is_refused_unchanged(tmp_path: Path) -> None:
+    """A SQLite file whose ledger keeps whole tokens (the previous schema) is refused at open
+    with ``wiring_invalid``, saying what to do, and nothing of it is changed: no table, index
+    or row added (``wiring.consistent``)."""
+    from pausepoint.stores.sqlite import SQLITE
+
+    path = str(tmp_path / "old.db")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(_old_pauses_ddl(SQLITE))
+    conn.commit()
+    before = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    with pytest.raises(PausepointError) as err:
+        SqliteStore(path)
+    assert err.value.code is ErrorCode.WIRING_INVALID
+    assert "signature" in str(err.value) and "new database" in str(err.value)
+    assert conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall() \
+        == before
+    conn.close()
+    SqliteStore(str(tmp_path / "new.db")).close()  # a new file opens
+
+
+def test_a_postgres_schema_of_the_previous_version_is_refused_unchanged() -> None:
+    """The same on PostgreSQL: a namespace whose ledger keeps whole tokens is refused at open
+    with ``wiring_invalid`` and nothing in it is created (``wiring.consistent``)."""
+    import psycopg
+
+    from pausepoint.stores import PostgresStore
+    from pausepoint.stores.postgres import POSTGRES
+
+    namespace = f"pp_old_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_dsn(), autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {namespace}")
+        try:
+            conn.execute(f"SET search_path = {namespace}")
+            conn.execute(_old_pauses_ddl(POSTGRES))
+            listed = ("SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = "
+                      "c.relnamespace WHERE n.nspname = %s ORDER BY relname")
+            before = conn.execute(listed, (namespace,)).fetchall()
+            with pytest.raises(PausepointError) as err:
+                PostgresStore(pg_dsn(), namespace=namespace)
+            assert err.value.code is ErrorCode.WIRING_INVALID
+            assert "signature" in str(err.value)
+            assert conn.execute(listed, (namespace,)).fetchall() == before
+        finally:
+            conn.execute(f"DROP SCHEMA {namespace} CASCADE")
 
 
 def test_a_read_sees_every_commit_made_before_it(durable_backend: Backend) -> None:

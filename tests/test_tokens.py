@@ -42,6 +42,9 @@ from pausepoint.core.tokens import (
     b64url_encode,
     claims_json,
     header_json,
+    token_parts,
+    token_signature,
+    token_text,
 )
 
 REFUSED = (ErrorCode.TOKEN_MALFORMED, ErrorCode.TOKEN_INVALID)
@@ -719,6 +722,47 @@ def test_round_trip_property(claims: Claims) -> None:
     """token.claims, resume.token.authentic: any claims (any unicode, any int) round-trip."""
     token, _ = _ring_for_props.mint(claims)
     assert _ring_for_props.verify(token) == claims
+
+
+_REBUILD_KEYS: dict[str, SigningKey] = {
+    "ed.1": Ed25519Key.generate("ed.1"), "hs:2": HmacKey.generate("hs:2")}
+
+
+@PROPERTY
+@given(st.builds(make_claims, interrupt_id=claim_text, run_id=claim_text, scope=claim_text,
+                 name=claim_text, tool_call_id=claim_text, issued_at=claim_int,
+                 expires_at=claim_int), st.sampled_from(sorted(_REBUILD_KEYS)))
+def test_token_rebuilt_from_kid_claims_and_signature(claims: Claims, kid: str) -> None:
+    """token.claims, durability.token.reissue: a minted token is exactly ``token_text`` of its
+    key id, its claims and its signature part (a ledger keeps only that part), and
+    ``token_parts`` / ``token_signature`` give them back only for the claims (and key id) the
+    token is of."""
+    key = _REBUILD_KEYS[kid]
+    ring = KeyRing(key)
+    token, minted_by = ring.mint(claims)
+    signature = token.rsplit(".", 1)[1]
+    assert minted_by == kid
+    assert token_text(kid, claims, signature) == token
+    assert token_parts(token, claims) == (kid, signature)
+    assert token_signature(token, kid, claims) == signature
+    changed = attrs.evolve(claims, scope=claims.scope + "x")
+    assert token_parts(token, changed) is None
+    assert token_signature(token, kid, changed) is None
+    assert token_signature(token, "another", claims) is None
+    assert token_parts(token.replace("pp1.", "pp2.", 1), claims) is None
+
+
+@pytest.mark.parametrize("bad", [None, 3, "", "pp1", "pp1.a.b.c", "pp1...", "x.y.z"])
+def test_token_parts_of_no_token(bad: object) -> None:
+    """token.parse.strict: what is no token of the claims has no parts (and raises nothing)."""
+    assert token_parts(bad, make_claims()) is None
+
+
+def test_token_text_refuses_claims_mint_refuses() -> None:
+    """token.parse.strict: no token text for claims mint would refuse (format version 2)."""
+    with pytest.raises(ValueError):
+        token_text("k1", make_claims(v=2), "c2ln")
+    assert token_signature("pp1.a.b.c", "k1", make_claims(v=2)) is None
 
 
 # -- canonical JSON and bounds ---------------------------------------------------------------
