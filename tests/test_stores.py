@@ -153,7 +153,8 @@ def every_field_record() -> PauseRecord:
                tool_call_id="call-9", payload_digest="sha256:ffee", issued_at=BIG + 1,
                expires_at=BIG + 2, v=1)
     return PauseRecord(
-        claims=c, kid="kid-9", token=token_text("kid-9", c, "c2ln_-9"), payload='{"q":"Ça va? 100%"}',
+        claims=c, kid="kid-9", token=token_text("kid-9", c, "c2ln_-9"),
+        payload='{"q":"Ça va? 100%"}',
         state=PauseState(phase=Phase.CONSUMED, expires_at=BIG + 5, turn_recorded=True,
                          response_digest="sha256:0011", consumed_at=BIG + 4),
         parent_run_id="parent-9", result='{"ok":true}', version=3)

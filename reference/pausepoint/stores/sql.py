@@ -954,11 +954,12 @@ class ConsumingSqlLedger(SqlLedger):
         f"(SELECT turn FROM {CHECKPOINTS} WHERE checkpoint_id = ?)")
     CONSUME: Final = f"{CONSUME_UPDATE} RETURNING {CONSUME_RETURNS}"
     """One conditional ``UPDATE ... RETURNING``: it lands only on the row of exactly these
-    claims and this token (the row's key id and signature: the row's token is the one of its
-    key id, claims and signature, :func:`~pausepoint.core.tokens.token_text`) whose state is exactly the expected one -- the row lock (SQLite's
-    write lock) makes one of any number of racing consumes the winner (under READ COMMITTED a
-    waiting ``UPDATE`` re-checks the condition on the row the winner committed, which is no
-    longer in the expected state) -- and it returns what of the row as written the caller
+    claims and this token (the token's key id and signature: the row's token is the one of its
+    key id, claims and signature, :func:`~pausepoint.core.tokens.token_text`) whose state is
+    exactly the expected one -- the row lock (SQLite's write lock) makes one of any number of
+    racing consumes the winner (under READ COMMITTED a waiting ``UPDATE`` re-checks the
+    condition on the row the winner committed, which is no longer in the expected state) --
+    and it returns what of the row as written the caller
     does not hold already (its claims, token and state are the condition's and the update's),
     with the turn checkpoint it binds, read in the same statement (by the claims' checkpoint
     id, which the condition makes the row's: a parameter, not the row's column -- SQLite's
