@@ -745,6 +745,9 @@ def test_token_rebuilt_from_kid_claims_and_signature(claims: Claims, kid: str) -
     assert token_text(kid, claims, signature) == token
     assert token_parts(token, claims) == (kid, signature)
     assert token_signature(token, kid, claims) == signature
+    read = ring.verify(token)  # the claims as a resume has them: another object, from the token
+    assert read == claims and token_parts(token, read) == (kid, signature)
+    assert token_text(kid, read, signature) == token
     changed = attrs.evolve(claims, scope=claims.scope + "x")
     assert token_parts(token, changed) is None
     assert token_signature(token, kid, changed) is None

@@ -300,10 +300,27 @@ def _kid_of_header(part: str) -> str | None:
     return kid
 
 
+_LAST_CLAIMS: Final[list[tuple[object, str]]] = [(None, "")]
+"""The claims whose token part was last written or read, and that part: one tuple, replaced
+as one.  A pause's claims are encoded by its mint and then checked against the token by its
+issue, a resume's decoded by its verify and then checked by its consume -- each time the same
+(frozen) object, whose part is then not encoded again."""
+
+
+def _claims_part(claims: Claims) -> str:
+    """The base64url of :func:`claims_json` of ``claims``: a token's third part."""
+    last = _LAST_CLAIMS[0]
+    if last[0] is claims:
+        return last[1]
+    part = b64url_encode(claims_json(claims).encode("utf-8"))
+    _LAST_CLAIMS[0] = (claims, part)
+    return part
+
+
 def _signing_input(header: str, claims: Claims) -> str:
     """``pp1.<header>.<claims>``: what is signed, ``header`` being :func:`header_part` of the
     signing key.  Raises TypeError or ValueError for claims :func:`claims_json` refuses."""
-    return ".".join((PREFIX, header, b64url_encode(claims_json(claims).encode("utf-8"))))
+    return ".".join((PREFIX, header, _claims_part(claims)))
 
 
 def _signed(signing_input: str, signature: str) -> str:
@@ -616,7 +633,10 @@ class KeyRing:
         if not key.verify_signature(token[: -len(parts[3]) - 1].encode("ascii"), signature):
             raise PausepointError(ErrorCode.TOKEN_INVALID, _INTEGRITY,
                                   "token invalid: the signature does not verify")
-        return _fast_claims(claims_raw)
+        claims = _fast_claims(claims_raw)
+        if claims is not None:  # the claims' canonical text is claims_raw, whose part this is
+            _LAST_CLAIMS[0] = (claims, parts[2])
+        return claims
 
     def _verify(self, token: object) -> Claims:
         if not isinstance(token, str):
