@@ -763,6 +763,33 @@ def run_record(run_id: str, parent: str = "", **kw: Any) -> RunRecord:
     return RunRecord(**base)
 
 
+def test_issue_verdicts_fenced_and_on_a_retired_key(backend: Backend) -> None:
+    """Every verdict of an issue, fenced or not: it lands (True) only when its key is not
+    retired, (fenced) the run's row carries the epoch and its interrupt id is not issued; a
+    retired key is refused ``key_unknown`` whatever else holds -- checked first -- and
+    otherwise an issue that does not land is False; neither writes anything
+    (``run.ownership.fencing``, ``token.rotation.drain``, ``lifecycle.refusal.no-change``)."""
+    s = backend.store
+    ledger = s.ledger
+    assert s.runs.create(run_record("run-1", epoch=3))
+    assert ledger.issue(record("a"), fence=3) is True
+    assert ledger.issue(record("b"), fence=2) is False  # the run carries another epoch
+    assert ledger.issue(record("c", run="run-none"), fence=3) is False  # no such run
+    assert ledger.issue(record("a", sig="b3RoZXI"), fence=3) is False  # issued already
+    assert ledger.issue(record("a", sig="b3RoZXI")) is False
+    assert ledger.issue(record("d")) is True  # unfenced: the run's epoch is not read
+    assert ledger.retire_key("k2") == 0
+    for rec, fence in ((record("e", kid="k2"), 3), (record("e", kid="k2"), 2),
+                       (record("e", kid="k2"), None), (record("a", kid="k2"), 3),
+                       (record("e", run="run-none", kid="k2"), 3)):
+        with pytest.raises(PausepointError) as err:
+            ledger.issue(rec, fence=fence)
+        assert err.value.code is ErrorCode.KEY_UNKNOWN
+    assert [r.interrupt_id for r in ledger.outstanding()] == ["a", "d"]
+    assert ledger.get("a") == record("a") and ledger.outstanding_for_key("k2") == 0
+    assert backend.reopen().ledger.outstanding() == ledger.outstanding()
+
+
 @pytest.mark.parametrize("bad", ["x\x00", "x\ud800"], ids=["nul", "lone-surrogate"])
 def test_a_text_parameter_no_store_keeps_is_refused_wherever_it_sits(
         durable_backend: Backend, bad: str) -> None:
