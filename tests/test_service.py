@@ -302,6 +302,35 @@ def test_pausing_again_under_the_same_id_returns_the_same_pause(env: Env) -> Non
     assert info.value.code is E.PAUSE_CONFLICT and first.token not in str(info.value)
 
 
+def test_a_fresh_pause_under_an_issued_id_gives_the_issued_pause(env: Env) -> None:
+    """``fresh`` (no read of the ledger first) changes no verdict: a pause under an interrupt
+    id someone issued first gives back that pause and token (its mint is not kept) or, for
+    anything different, ``pause_conflict`` with the store unchanged; with a turn, it is
+    recorded on the issued pause as without ``fresh`` (``durability.token.reissue``)."""
+    first = take(env, "i-1", turn=False)
+    other = take(env, "i-3", turn=False)
+    before = env.snapshot()
+    for turn in (None, "turn of i-1"):
+        with pytest.raises(PausepointError) as info:
+            env.svc.pause(binding=BINDING, name="ask", payload={"other": 1},
+                          interrupt_id="i-1", checkpoint_id="ckpt-i-1", fresh=True, turn=turn)
+        assert info.value.code is E.PAUSE_CONFLICT and first.token not in str(info.value)
+        assert env.snapshot() == before
+    again = env.svc.pause(binding=BINDING, name="ask", payload={}, interrupt_id="i-1",
+                          checkpoint_id="ckpt-i-1", fresh=True)
+    assert again == first and env.snapshot() == before
+    turned = env.svc.pause(binding=BINDING, name="ask", payload={}, interrupt_id="i-1",
+                           checkpoint_id="ckpt-i-1", fresh=True, turn="t")
+    read_first = env.svc.pause(binding=BINDING, name="ask", payload={}, interrupt_id="i-3",
+                               checkpoint_id="ckpt-i-3", turn="t")
+    assert turned.token == first.token and read_first.token == other.token
+    assert (turned.state, turned.version) == (read_first.state, read_first.version)
+    assert stored(env, "i-1") == turned
+    fresh = env.svc.pause(binding=BINDING, name="ask", payload={}, interrupt_id="i-2",
+                          checkpoint_id="ckpt-i-2", fresh=True)
+    assert stored(env, "i-2") == fresh and fresh.token != first.token
+
+
 # -- record turn -----------------------------------------------------------------------------
 
 

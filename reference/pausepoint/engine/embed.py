@@ -897,6 +897,8 @@ class Engine:
             self.trace.emit("execute", run=run.run_id,
                             pauses=[f"{run.run_id}/{n}/{j}" for j in range(len(questions))])
         taken: list[PendingInterrupt] = []
+        # a run's first drive, in the unit that created it: none of its pauses is issued yet
+        fresh = run.epoch == 1 and self._one_unit()
         try:
             turn = self._turn_with_pause(run, state, n)
             for j in range(len(questions)):  # (enumerate's C code: entered nowhere else)
@@ -905,7 +907,8 @@ class Engine:
                     rec = self.owned.pause(run, binding, name=name, payload=payload,
                                            interrupt_id=f"{run.run_id}/{n}/{j}",
                                            tool_call_id=tool_call_id,
-                                           checkpoint_id=checkpoint_id, turn=turn)
+                                           checkpoint_id=checkpoint_id, turn=turn,
+                                           fresh=fresh)
                 except PausepointError as exc:
                     if fencing_refused(exc):
                         self._lost(run.run_id)

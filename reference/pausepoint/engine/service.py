@@ -256,7 +256,8 @@ class PauseService:
     def pause(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str = "", checkpoint_id: str | None = None,
               ttl_ms: int | None = None, reserved: bool = False,
-              fence: int | None = None, turn: str | None = None) -> PauseRecord:
+              fence: int | None = None, turn: str | None = None,
+              fresh: bool = False) -> PauseRecord:
         """Take a pause.  Every refusal happens before a token is minted
         (pause.refusal.before-mint).  A pause already issued under ``interrupt_id`` with the
         same binding, name, tool call id, checkpoint and payload is returned as it is, with the
@@ -274,17 +275,22 @@ class PauseService:
         ``turn``: the turn checkpoint to record with the pause (:meth:`record_turn`), in the
         same unit of work -- one commit for the pause and its turn, and the pause comes back
         resumable.  If the turn's write fails, the unit commits nothing: the pause is not
-        taken (the refusal of :meth:`record_turn`), and taking it again is a fresh start."""
+        taken (the refusal of :meth:`record_turn`), and taking it again is a fresh start.
+
+        ``fresh``: the caller knows that no pause is issued under ``interrupt_id`` (the
+        engine's first pause of a run it created in this unit of work), so it is not read
+        first; should one be there after all, the insert does not land and the pause issued
+        first is returned or refused as when it is read first (durability.token.reissue)."""
         if turn is None:
             return self._take(binding=binding, name=name, payload=payload,
                               interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                               checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
-                              fence=fence)
+                              fence=fence, fresh=fresh)
         def take_with_turn() -> PauseRecord:
             rec = self._take(binding=binding, name=name, payload=payload,
                              interrupt_id=interrupt_id, tool_call_id=tool_call_id,
                              checkpoint_id=checkpoint_id, ttl_ms=ttl_ms, reserved=reserved,
-                             fence=fence, turn=turn)
+                             fence=fence, turn=turn, fresh=fresh)
             if rec.state.phase == Phase.PAUSED and not rec.state.turn_recorded:
                 rec = self._record_turn(rec, turn)
             return rec
@@ -292,7 +298,8 @@ class PauseService:
 
     def _take(self, *, binding: PauseBinding, name: str, payload: object, interrupt_id: str,
               tool_call_id: str, checkpoint_id: str | None, ttl_ms: int | None,
-              reserved: bool, fence: int | None, turn: str | None = None) -> PauseRecord:
+              reserved: bool, fence: int | None, turn: str | None = None,
+              fresh: bool = False) -> PauseRecord:
         """:meth:`pause`; with ``turn`` (inside :meth:`pause`'s unit of work, on a store whose
         unit commits nothing when it raises: ``rolls_back``), a pause it issues is written as
         :meth:`record_turn` then leaves it -- the lifecycle's verdict on its recorded turn, one
@@ -308,7 +315,7 @@ class PauseService:
         interaction = self.interaction(name, reserved=reserved)
         valid = None if interaction is None else interaction.validate_payload(payload)
         payload_text = None if valid is None else valid.text
-        existing = self.ledger.get(interrupt_id)
+        existing = None if fresh else self.ledger.get(interrupt_id)
         if existing is not None:
             self._check_fence(binding.run_id, fence)
             return self._reissue(existing, binding, name, payload_text, tool_call_id,
