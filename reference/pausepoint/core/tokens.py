@@ -307,34 +307,27 @@ issue, a resume's decoded by its verify and then checked by its consume -- each 
 (frozen) object, whose part is then not encoded again."""
 
 
-def _claims_part(claims: Claims) -> str:
-    """The base64url of :func:`claims_json` of ``claims``: a token's third part."""
-    last = _LAST_CLAIMS[0]
-    if last[0] is claims:
-        return last[1]
-    part = b64url_encode(claims_json(claims).encode("utf-8"))
-    _LAST_CLAIMS[0] = (claims, part)
-    return part
-
-
 def _signing_input(header: str, claims: Claims) -> str:
     """``pp1.<header>.<claims>``: what is signed, ``header`` being :func:`header_part` of the
-    signing key.  Raises TypeError or ValueError for claims :func:`claims_json` refuses."""
-    return ".".join((PREFIX, header, _claims_part(claims)))
-
-
-def _signed(signing_input: str, signature: str) -> str:
-    """The token of ``signing_input`` and ``signature`` (its base64url text)."""
-    return signing_input + "." + signature
+    signing key, and the claims' part the base64url of :func:`claims_json`; the token is this,
+    a dot and the signature's base64url.  Raises TypeError or ValueError for claims
+    :func:`claims_json` refuses."""
+    last = _LAST_CLAIMS[0]
+    if last[0] is claims:
+        part = last[1]
+    else:
+        part = b64url_encode(claims_json(claims).encode("utf-8"))
+        _LAST_CLAIMS[0] = (claims, part)
+    return ".".join((PREFIX, header, part))
 
 
 def token_text(kid: str, claims: Claims, signature: str) -> str:
     """The token :meth:`KeyRing.mint` writes for ``claims`` signed by the key ``kid`` with
     ``signature`` (the base64url of the signature bytes): its layout -- prefix, header by key
-    id, canonical claims, signature -- is written here and in mint by the same two helpers,
+    id, canonical claims, signature -- is written here and in mint by the same helper,
     so a store may keep a token's signature alone and rebuild the token, byte for byte, from
     its key id and claims.  Raises TypeError or ValueError for claims mint refuses."""
-    return _signed(_signing_input(header_part(kid), claims), signature)
+    return _signing_input(header_part(kid), claims) + "." + signature
 
 
 def token_signature(token: str, kid: str, claims: Claims) -> str | None:
@@ -592,7 +585,7 @@ class KeyRing:
         except (TypeError, ValueError) as exc:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims cannot be minted: {exc}") from None
-        token = _signed(signing_input, b64url_encode(key.sign(signing_input.encode("ascii"))))
+        token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
         if len(token) > MAX_TOKEN_LENGTH:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims too long: the token would exceed {MAX_TOKEN_LENGTH} "
