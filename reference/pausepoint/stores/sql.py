@@ -841,25 +841,21 @@ class SqlLedger(_Facet):
 
     _KEY_ROW: Final = _insert(KEYS, ("kid", "retired"), "kid", ())
 
-    _KEY_STATE: Final = f"SELECT retired FROM {KEYS} WHERE kid = ?"
     _EPOCH_HELD: Final = f"SELECT 1 FROM {RUNS} WHERE run_id = ? AND epoch = ?"
-    _KEY_AND_EPOCH: Final = (
-        f"SELECT EXISTS (SELECT 1 FROM {KEYS} WHERE kid = ? AND retired <> 0), "
-        f"EXISTS ({_EPOCH_HELD})")
-    """Whether the key is retired, and whether the run's row carries the epoch: a fenced
-    issue's two reads, one statement."""
-
-    def _is_retired(self, conn: DBConnection, kid: str, lock: str = "") -> bool:
-        """Whether ``kid``'s row says it is retired (no row: it is not), read with ``lock``."""
-        cur = self._s.execute(conn, self._KEY_STATE + lock, (kid,))
-        rows = cur.fetchall()
-        cur.close()
-        return bool(rows and rows[0][0])
+    _RETIRED: Final = f"EXISTS (SELECT 1 FROM {KEYS} WHERE kid = ? AND retired <> 0)"
+    _KEY_AND_EPOCH: Final = {False: f"SELECT {_RETIRED}, 1",
+                             True: f"SELECT {_RETIRED}, EXISTS ({_EPOCH_HELD})"}
+    """Whether the key is retired, and (fenced) whether the run's row carries the epoch:
+    where writes are serialised, an issue's reads before its insert, one statement."""
 
     def _key_retired(self, conn: DBConnection, kid: str, lock: str) -> bool:
-        """:meth:`_is_retired`, the key's row created first (so that ``lock`` has a row)."""
+        """Whether ``kid`` is retired, read with ``lock`` on its row (created first, so that
+        the lock has a row)."""
         self._s.execute(conn, self._KEY_ROW, (kid, 0)).close()
-        return self._is_retired(conn, kid, lock)
+        cur = self._s.execute(conn, f"SELECT retired FROM {KEYS} WHERE kid = ?{lock}", (kid,))
+        rows = cur.fetchall()
+        cur.close()
+        return bool(rows[0][0])
 
     def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
         """Insert the row, unless its interrupt id is issued (False) or its key is retired
@@ -873,13 +869,11 @@ class SqlLedger(_Facet):
         store = self._s
         with store.transaction(write=True) as conn:
             if self._reads_first:
-                if fence is None:
-                    retired = self._is_retired(conn, record.kid)
-                    held = True
-                else:
-                    cur = store.execute(conn, self._KEY_AND_EPOCH,
-                                        (record.kid, record.run_id, fence))
-                    retired, held = cur.fetchall()[0]
+                cur = store.execute(conn, self._KEY_AND_EPOCH[fence is not None],
+                                    (record.kid,) if fence is None
+                                    else (record.kid, record.run_id, fence))
+                retired, held = cur.fetchall()[0]
+                cur.close()
                 if retired:
                     raise self._retired(record.kid)
                 if not held:
@@ -1134,19 +1128,19 @@ class SqlRuns(_Facet):
 
     def __init__(self, store: SqlStore) -> None:
         super().__init__(store)
-        # one statement: insert the run if its parent and its root (if any) are live, reading
+        # one statement: insert a child run if its parent and its root are live, reading
         # them with the dialect's row lock so that a concurrent cancel of either sees the child
         # or is seen by it (its text built once: the same object every call)
         live = (f"EXISTS (SELECT 1 FROM {RUNS} WHERE run_id = ? AND status NOT IN "
                 f"({_marks(len(_CANCELLED_OR_CANCELLING))}){store.dialect.row_lock})")
-        self._create = (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
-                        f"SELECT {_marks(len(_RUN_NAMES))} WHERE ? = '' OR ({live} AND {live}) "
-                        "ON CONFLICT (run_id) DO NOTHING")
+        self._create_child = (f"INSERT INTO {RUNS} ({', '.join(_RUN_NAMES)}) "
+                              f"SELECT {_marks(len(_RUN_NAMES))} WHERE {live} AND {live} "
+                              "ON CONFLICT (run_id) DO NOTHING")
 
     _CREATE_ROOT: Final = _insert(RUNS, _RUN_NAMES, "run_id", ())
-    """A root run's create: :attr:`_create` whose condition holds at once (no parent: ``'' =
-    ''``), as a plain ``INSERT`` -- an ``INSERT ... SELECT ... WHERE`` runs its ``SELECT`` as
-    a coroutine (on SQLite some hundreds of cold cache lines per start)."""
+    """A root run's create: with no parent there is nothing to be live, so a plain ``INSERT``
+    (an ``INSERT ... SELECT ... WHERE`` runs its ``SELECT`` as a coroutine: on SQLite some
+    hundreds of cold cache lines per start)."""
 
     _GET: Final = f"{_RUN_SELECT} WHERE run_id = ?"
     _REPLACE: Final = (
@@ -1156,8 +1150,8 @@ class SqlRuns(_Facet):
     def create(self, run: RunRecord) -> bool:
         if run.parent_run_id == "":
             return self._s.write(self._CREATE_ROOT, run_to_row(run)) == 1
-        return self._s.write(self._create, (
-            *run_to_row(run), run.parent_run_id, run.parent_run_id, *_CANCELLED_OR_CANCELLING,
+        return self._s.write(self._create_child, (
+            *run_to_row(run), run.parent_run_id, *_CANCELLED_OR_CANCELLING,
             run.root_run_id, *_CANCELLED_OR_CANCELLING)) == 1
 
     def get(self, run_id: str) -> RunRecord | None:
