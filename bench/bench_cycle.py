@@ -11,8 +11,8 @@ round -- so a noisy period hits all of them alike and no variant always follows 
 * **service**: ``PauseService.pause`` with its turn (one unit: one commit) -> ``resume`` on a
   SQLite store;
 * **harness**: ``Harness.open("sqlite:...")``: start a script with one interrupt, resume it;
-* **embedding**: the same through the public embedding API, once it exists (see
-  :func:`embedding_variant`);
+* **embedding**: the same through the public embedding API (:class:`pausepoint.Engine`): an
+  agent function that asks once is started, answered, and replayed to its end;
 * **langgraph**: a ``StateGraph`` with one node that calls ``interrupt()``, compiled with
   ``SqliteSaver`` on a file (WAL, ``synchronous=FULL`` set on its connection), invoked until it
   interrupts, then resumed with ``Command(resume=...)``;
