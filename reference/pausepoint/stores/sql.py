@@ -814,8 +814,8 @@ class SqlLedger(_Facet):
         transaction still holds when it inserts: it reads whether the key is retired and --
         fenced -- whether the run carries the epoch (one statement, :attr:`_KEY_AND_EPOCH`),
         then inserts its row with a plain ``INSERT`` (an ``INSERT ... SELECT ... WHERE`` of
-        those conditions runs its ``SELECT`` as a coroutine: some 400 cold cache lines more per
-        pause; measured again with cold.sh: +250).  Elsewhere the key's row is
+        those conditions runs its ``SELECT`` as a coroutine: some 250-400 cold cache lines more per
+        pause, counted with cachegrind).  Elsewhere the key's row is
         created and share-locked first, and the fence is the insert's own condition (the run's
         row read with the dialect's row lock)."""
         fence = f"EXISTS ({self._EPOCH_HELD}{dialect.row_lock})"

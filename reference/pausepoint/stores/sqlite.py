@@ -37,17 +37,14 @@ SQLITE: Dialect = Dialect(
 
 BUSY_TIMEOUT_S: float = 30.0
 PAGE_SIZE: int = 1024
-"""The page size a new file is created with.  A pause row is about 1.2 KB and a run row a few
-hundred bytes, and each commit dirties some ten pages (a table's leaf and each index's), every
-one a frame of the write-ahead log that the commit's fsync must flush: with SQLite's default
-4 KB pages the embedding API's pause -> resume cycle writes 13 frames, 53 KB of log; with 1 KB
-pages 21 frames (more splits and an overflow page), 22 KB; and ``bench_cycle.py``'s embedding
-variant measured 1.90 -> 1.54 ms on the same disk, a 4 KB and a 1 KB file interleaved in one
-run.  A file that already exists keeps the page size it was made with.  Since the ledger
-keeps a token as its signature (the rest rebuilt from the row's key id and claims), a pause
-row is about 500 bytes and fits a 1 KB leaf without an overflow page, whose chain every update
-of the row rewrote: ``walframes.py`` measured 17 -> 15 frames per embedding cycle and
-14 -> 9-11 per service cycle."""
+"""The page size a new file is created with (SQLite's default is 4 KB).  Each commit writes
+one frame of the write-ahead log per page it dirtied (a table's leaf and each index's), and
+the commit's fsync must flush them all, so smaller pages mean less log per commit.  A pause
+row is about 500 bytes, since the ledger keeps a token's signature and rebuilds the rest from
+the row's key id and claims, so it fits a 1 KB table leaf without an overflow page.
+``bench/bench_cycle.py`` times a floor on a file of each page size ("floor", "floor at the
+stores' page size") beside the stores' cycles.  A file that already exists keeps the page
+size it was made with."""
 MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
 
 
