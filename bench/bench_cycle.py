@@ -25,6 +25,13 @@ Usage::
     python bench/bench_cycle.py --rounds 500 --dir /var/tmp --json
     python bench/bench_cycle.py --fsyncs           # also fsyncs per cycle, under strace
     python bench/bench_cycle.py --only harness --rounds 100   # one variant (e.g. for strace)
+    python bench/bench_cycle.py --runs 10          # 10 runs: each ratio's spread, runs meeting it
+
+A ratio near its target meets it in some runs and not in others, as the machine's speed drifts
+(a slow disk or a busy neighbour inflates LangGraph's seven commits more than a cycle's two).
+``--runs N`` repeats the whole benchmark N times, each run on fresh files and with its own
+shuffled order, and prints each ratio's lowest, median and highest value over the runs and in
+how many of them it met its target.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import random
 import re
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -449,6 +457,48 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
     }
 
 
+def over_runs(outs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each ratio of issue 15 over several runs' reports (:func:`report`): its lowest, median
+    and highest value, and how many of the runs that measured it met its target."""
+    spread = []
+    for i, ratio in enumerate(RATIOS):
+        values = [v for out in outs if (v := out["ratios"][i]["value"]) is not None]
+        spread.append({
+            "what": ratio.what, "target": ratio.target, "runs": len(values),
+            "min": min(values, default=None),
+            "median": statistics.median(values) if values else None,
+            "max": max(values, default=None),
+            "met": sum(1 for v in values if v <= ratio.target), "note": ratio.note})
+    return spread
+
+
+def print_runs(outs: Sequence[dict[str, Any]], spread: Sequence[dict[str, Any]]) -> None:
+    """What :func:`over_runs` found, after the last run's full report."""
+    console = Console(width=max(170, shutil.get_terminal_size().columns), highlight=False)
+    table = Table(title=f"ratios of medians over {len(outs)} runs (issue 15)")
+    table.add_column("ratio")
+    for label in ("min", "median", "max", "target", "runs meeting it"):
+        table.add_column(label, justify="right")
+    table.add_column("note")
+    for r in spread:
+        if not r["runs"]:
+            table.add_row(r["what"], "n/a", "n/a", "n/a", f"<= {r['target']:.2f}", "-", r["note"])
+            continue
+        table.add_row(r["what"], *(f"{r[k]:.3f}" for k in ("min", "median", "max")),
+                      f"<= {r['target']:.2f}", f"{r['met']} of {r['runs']}", r["note"])
+    console.print(table)
+    seconds = Table(title="each run's medians (ms)")
+    names = [name for name in ("floor", "service cycle", "embedding cycle", "harness cycle",
+                               "langgraph cycle") if any(name in out["samples"] for out in outs)]
+    seconds.add_column("run", justify="right")
+    for name in names:
+        seconds.add_column(name, justify="right")
+    for i, out in enumerate(outs, 1):
+        seconds.add_row(str(i), *(f"{out['samples'][n]['median_ms']:.3f}"
+                                  if n in out["samples"] else "-" for n in names))
+    console.print(seconds)
+
+
 def print_report(out: dict[str, Any]) -> None:
     console = Console(width=max(170, shutil.get_terminal_size().columns), highlight=False)
     fs = out["filesystem"]
@@ -549,32 +599,63 @@ def main(argv: list[str] | None = None) -> int:
                         "cycles, each in a child process under strace -c -f")
     parser.add_argument("--fsync-rounds", default="10,60",
                         help="the two round counts the fsync count is differenced over")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="repeat the whole benchmark this many times, each run on fresh "
+                        "files, and print each ratio's spread over the runs (default 1)")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.warmup < 0 or args.batch < 1:
-        parser.error("--rounds and --batch must be at least 1, --warmup at least 0")
+    if args.rounds < 1 or args.warmup < 0 or args.batch < 1 or args.runs < 1:
+        parser.error("--rounds, --batch and --runs must be at least 1, --warmup at least 0")
+    small, large = _fsync_rounds(parser, args.fsync_rounds)
+    outs = []
+    for run in range(args.runs):
+        if args.runs > 1:
+            print(f"run {run + 1} of {args.runs} ...", file=sys.stderr, flush=True)
+        outs.append(_one_run(args, seed=run,
+                             fsync_rounds=(small, large) if args.fsyncs and
+                             run == args.runs - 1 else None))
+    spread = over_runs(outs) if args.runs > 1 else None
+    if args.json:
+        doc = outs[0] if spread is None else {"runs": outs, "over_runs": spread}
+        print(json.dumps(doc, indent=2, sort_keys=False))
+    else:
+        print_report(outs[-1])
+        if spread is not None:
+            print_runs(outs, spread)
+    return 0
+
+
+def _fsync_rounds(parser: argparse.ArgumentParser, text: str) -> tuple[int, int]:
+    """``--fsync-rounds SMALL,LARGE``: two different round counts, each at least 1."""
+    try:
+        small, large = sorted(int(x) for x in text.split(","))
+    except ValueError:
+        parser.error(f"--fsync-rounds takes two round counts such as 10,60, not {text!r}")
+    if small < 1 or small == large:
+        parser.error(f"--fsync-rounds takes two different round counts of at least 1, "
+                     f"not {text!r}")
+    return small, large
+
+
+def _one_run(args: argparse.Namespace, seed: int,
+             fsync_rounds: tuple[int, int] | None) -> dict[str, Any]:
+    """One run of the benchmark on fresh files: its report (:func:`report`)."""
     started_load = load_average()
     with disk_scratch(args.dir) as (directory, fs):
         variants, missing = make_variants(args.only or VARIANTS, directory, args.batch)
         try:
-            samples = run_rounds(variants, args.rounds, args.warmup)
+            samples = run_rounds(variants, args.rounds, args.warmup, seed=seed)
             pages = page_sizes(directory)
         finally:
             for variant in variants:
                 variant.close()
         fsyncs = None
-        if args.fsyncs:
-            small, large = sorted(int(x) for x in args.fsync_rounds.split(","))
+        if fsync_rounds is not None:
             fsyncs = fsyncs_per_cycle(
                 [v for v in ("service", "harness", "embedding", "langgraph")
-                 if v not in missing], os.path.dirname(directory), small, large)
-        out = report(samples, missing, fs=fs, directory=str(Path(directory).parent),
-                     rounds=args.rounds, started_load=started_load, fsyncs=fsyncs,
-                     pages=pages)
-    if args.json:
-        print(json.dumps(out, indent=2, sort_keys=False))
-    else:
-        print_report(out)
-    return 0
+                 if v not in missing], os.path.dirname(directory), *fsync_rounds)
+        return report(samples, missing, fs=fs, directory=str(Path(directory).parent),
+                      rounds=args.rounds, started_load=started_load, fsyncs=fsyncs,
+                      pages=pages)
 
 
 if __name__ == "__main__":

@@ -122,3 +122,58 @@ def test_each_round_runs_every_variant_once_after_varying_predecessors() -> None
         before = {ran[i - 1] for i in range(1, len(ran)) if ran[i] == name}
         assert len(before) >= 3, (name, before)
     assert run()[0] == ran
+
+
+def _ratios(**values: float | None) -> dict[str, object]:
+    """A report as :func:`bench_cycle.report` makes it, but only its ratios: ``values`` by the
+    first word of each ratio's numerator (``harness``, ``embedding``, ``service``, ...)."""
+    return {"ratios": [{"what": r.what, "value": values.get(r.numerator.split()[0])}
+                       for r in bench_cycle.RATIOS]}
+
+
+def test_over_runs_gives_each_ratios_spread_and_the_runs_meeting_it() -> None:
+    outs = [_ratios(embedding=0.19, service=1.6), _ratios(embedding=0.23, service=1.4),
+            _ratios(embedding=0.21, service=None)]
+    spread = {r["what"]: r for r in bench_cycle.over_runs(outs)}
+    emb = spread["embedding-API cycle / LangGraph SqliteSaver cycle"]
+    assert (emb["min"], emb["median"], emb["max"]) == (0.19, 0.21, 0.23)
+    assert (emb["met"], emb["runs"]) == (1, 3)
+    service = spread["service cycle / floor"]  # a run that did not measure it is not counted
+    assert (service["min"], service["median"], service["max"]) == (1.4, 1.5, 1.6)
+    assert (service["met"], service["runs"]) == (1, 2)
+    assert spread["token verify / raw Ed25519 verify"]["runs"] == 0
+    assert spread["token verify / raw Ed25519 verify"]["median"] is None
+
+
+def test_runs_repeats_the_benchmark_on_fresh_files(tmp_path: Path) -> None:
+    done = _run("--runs", "2", "--rounds", "1", "--warmup", "0", "--only", "service",
+                "--only", "floor", "--dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert len(out["runs"]) == 2 and "run 2 of 2" in done.stderr
+    assert all(run["samples"]["service cycle"]["n"] == 1 for run in out["runs"])
+    spread = {r["what"]: r for r in out["over_runs"]}
+    assert spread["service cycle / floor"]["runs"] == 2
+    assert spread["service cycle / floor"]["min"] == min(
+        run["ratios"][2]["value"] for run in out["runs"])
+    assert list(tmp_path.iterdir()) == []  # each run's scratch folder is gone
+    text = _run("--runs", "2", "--rounds", "1", "--warmup", "0", "--only", "service",
+                "--only", "floor", "--dir", str(tmp_path))
+    assert text.returncode == 0, text.stderr
+    assert "over 2 runs" in text.stdout and "runs meeting it" in text.stdout
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--runs", "0"), "--runs must be at least 1"),
+    (("--runs", "two"), "invalid int value"),
+    (("--fsync-rounds", "10"), "two round counts such as 10,60"),
+    (("--fsync-rounds", "10,ten"), "two round counts such as 10,60"),
+    (("--fsync-rounds", "10,10"), "two different round counts"),
+    (("--fsync-rounds", "0,10"), "of at least 1"),
+])
+def test_bad_flags_are_refused_before_anything_runs(tmp_path: Path, args: tuple[str, ...],
+                                                     says: str) -> None:
+    done = _run(*args, "--dir", str(tmp_path))
+    assert done.returncode == 2
+    assert says in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
