@@ -13,6 +13,9 @@ round -- so a noisy period hits all of them alike and no variant always follows 
 * **harness**: ``Harness.open("sqlite:...")``: start a script with one interrupt, resume it;
 * **embedding**: the same through the public embedding API (:class:`pausepoint.Engine`): an
   agent function that asks once is started, answered, and replayed to its end;
+* **statements**: the embedding cycle's own SQL statements and commits, recorded from one
+  cycle and replayed on a plain ``sqlite3`` connection with one sign and one verify -- no
+  Python of pausepoint's: the embedding cycle minus this is what its Python layers take;
 * **langgraph**: a ``StateGraph`` with one node that calls ``interrupt()``, compiled with
   ``SqliteSaver`` on a file (WAL, ``synchronous=FULL`` set on its connection), invoked until it
   interrupts, then resumed with ``Command(resume=...)``;
@@ -333,12 +336,98 @@ class EmbeddingCycle:
         self.engine.close()
 
 
+class StatementsCycle:
+    """The embedding cycle's own SQL statements, replayed on a plain ``sqlite3`` connection to a
+    file with the stores' schema and page size (WAL, ``synchronous=FULL``), with one Ed25519
+    sign and one verify where the cycle makes them -- and nothing else: no Python of
+    pausepoint's.  What the cycle would cost if its Python took no time, so the embedding cycle
+    minus this is the time its Python layers take (validation, the lifecycle, tokens, rows, the
+    engine's replay).
+
+    The statements are recorded from one cycle of an :class:`EmbeddingCycle` (by wrapping the
+    store connection's ``execute`` while it runs); each round replays them with a fresh run id
+    in place of the recorded one, and checks that every write changed as many rows as it did
+    when recorded."""
+
+    name = "statements"
+
+    def __init__(self, directory: str) -> None:
+        self.recorded, self.run_id = _record_statements(directory)
+        path = os.path.join(directory, "statements.db")
+        SqliteStore(path).close()  # the stores' schema and page size
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA synchronous = FULL")
+        queries = [query for query, _params, _count in self.recorded]
+        self.sign_at = next(i for i, q in enumerate(queries) if q.startswith("INSERT INTO")
+                            and "_pauses " in q)
+        self.verify_at = next(i for i, q in enumerate(queries) if q.startswith("UPDATE")
+                              and "_pauses " in q)
+        self.key = Ed25519PrivateKey.generate()
+        self.public = self.key.public_key()
+        self.message = b"x" * 600  # as the floor's
+
+    def round(self) -> Samples:
+        new = uuid.uuid4().hex
+        old = self.run_id
+        steps = [(query, tuple(p.replace(old, new) if isinstance(p, str) else p
+                               for p in params), count)
+                 for query, params, count in self.recorded]
+        execute, signature = self.conn.execute, b""
+        t0 = time.perf_counter()
+        counts = []
+        for i, (query, params, _count) in enumerate(steps):
+            if i == self.sign_at:
+                signature = self.key.sign(self.message)
+            elif i == self.verify_at:
+                self.public.verify(signature, self.message)
+            cur = execute(query, params)
+            cur.fetchall()
+            counts.append(cur.rowcount)
+        dt = time.perf_counter() - t0
+        if counts != [count for _q, _p, count in steps]:
+            raise RuntimeError("the replayed statements did not change the rows they changed "
+                               f"when recorded: {counts}")
+        return [("statements alone", dt)]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _record_statements(directory: str) -> tuple[list[tuple[str, tuple[Any, ...], int]], str]:
+    """One warm embedding cycle's statements on its store's connection, each with its
+    parameters and the rows it changed (-1 for a read), and the cycle's run id."""
+    from pausepoint.stores import sqlite as sqlite_store
+
+    cycle = EmbeddingCycle(os.path.join(directory, "statements-recorded.db"))
+    recorded: list[tuple[str, tuple[Any, ...], int]] = []
+    plain = sqlite_store._Connection.execute
+
+    def recording(conn: Any, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        cur = plain(conn, sql, parameters)
+        recorded.append((sql, tuple(parameters), cur.rowcount))
+        return cur
+
+    try:
+        for _ in range(3):
+            cycle.round()
+        sqlite_store._Connection.execute = recording  # type: ignore[method-assign]
+        try:
+            cycle.round()
+        finally:
+            sqlite_store._Connection.execute = plain  # type: ignore[method-assign]
+    finally:
+        cycle.close()
+    run_id = next(params[0] for query, params, _count in recorded
+                  if query.startswith("INSERT INTO") and "_runs " in query)
+    return recorded, str(run_id)
+
+
 def embedding_variant(directory: str) -> Variant | str:
     """The embedding-API cycle (issue 8's public API for running an agent function)."""
     return EmbeddingCycle(os.path.join(directory, "embedding.db"))
 
 
-VARIANTS = ("floor", "service", "harness", "embedding", "langgraph", "token")
+VARIANTS = ("floor", "service", "harness", "embedding", "statements", "langgraph", "token")
 
 
 def make_variants(names: Sequence[str], directory: str, batch: int
@@ -351,6 +440,7 @@ def make_variants(names: Sequence[str], directory: str, batch: int
         "service": lambda: ServiceCycle(SqliteStore(os.path.join(directory, "service.db"))),
         "harness": lambda: HarnessCycle.open(f"sqlite:{os.path.join(directory, 'harness.db')}"),
         "embedding": lambda: embedding_variant(directory),
+        "statements": lambda: StatementsCycle(directory),
         "langgraph": lambda: _langgraph(directory),
         "token": lambda: TokenVerify(directory, batch),
     }
@@ -433,6 +523,20 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e3
 
 
+def breakdown(medians: dict[str, float]) -> dict[str, float | None] | None:
+    """Where the embedding cycle's time goes (medians in seconds): its statements and crypto
+    alone (:class:`StatementsCycle`), the rest -- pausepoint's Python --, and how much of
+    LangGraph's cycle that Python may take for the embedding cycle to be at most 0.20 of it.
+    None without both the embedding cycle and its statements."""
+    cycle, alone = medians.get("embedding cycle"), medians.get("statements alone")
+    if cycle is None or alone is None:
+        return None
+    langgraph = medians.get("langgraph cycle")
+    return {"embedding_ms": cycle * 1e3, "statements_alone_ms": alone * 1e3,
+            "python_ms": (cycle - alone) * 1e3, "python_share": (cycle - alone) / cycle,
+            "python_allowed_ms": None if langgraph is None else (0.20 * langgraph - alone) * 1e3}
+
+
 def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: Filesystem,
            directory: str, rounds: int, started_load: tuple[float, float, float],
            fsyncs: dict[str, float | str] | None, pages: dict[str, int] | None = None
@@ -454,6 +558,7 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
         "samples": {name: {"n": s.n, "median_ms": s.median * 1e3, "p95_ms": s.p95 * 1e3}
                     for name, s in summaries.items()},
         "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
+        "embedding_breakdown": breakdown(medians),
     }
 
 
@@ -488,8 +593,9 @@ def print_runs(outs: Sequence[dict[str, Any]], spread: Sequence[dict[str, Any]])
                       f"<= {r['target']:.2f}", f"{r['met']} of {r['runs']}", r["note"])
     console.print(table)
     seconds = Table(title="each run's medians (ms)")
-    names = [name for name in ("floor", "service cycle", "embedding cycle", "harness cycle",
-                               "langgraph cycle") if any(name in out["samples"] for out in outs)]
+    names = [name for name in ("floor", "service cycle", "embedding cycle", "statements alone",
+                               "harness cycle", "langgraph cycle")
+             if any(name in out["samples"] for out in outs)]
     seconds.add_column("run", justify="right")
     for name in names:
         seconds.add_column(name, justify="right")
@@ -537,6 +643,15 @@ def print_report(out: dict[str, Any]) -> None:
                        *("-" if ms is None else f"{ms:.3f}"
                          for ms in (r["measured_ms"], r["allowed_ms"])), r["note"])
     console.print(ratios)
+    split = out["embedding_breakdown"]
+    if split is not None:
+        allowed = split["python_allowed_ms"]
+        console.print(
+            f"embedding cycle {split['embedding_ms']:.3f} ms = its statements, commits, sign and "
+            f"verify alone {split['statements_alone_ms']:.3f} ms + pausepoint's Python "
+            f"{split['python_ms']:.3f} ms ({split['python_share']:.0%})"
+            + ("" if allowed is None else
+               f"; at 0.20 of LangGraph's cycle the Python may take {allowed:.3f} ms"))
     if out["fsyncs_per_cycle"]:
         fsyncs = Table(title="fsync + fdatasync calls per cycle (strace -c -f)")
         fsyncs.add_column("variant")

@@ -45,7 +45,7 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
     assert [r["what"] for r in out["ratios"]] == [r.what for r in bench_cycle.RATIOS]
     for sample in ("sqlite durable commit", "ed25519 sign", "ed25519 verify", "floor",
                    "service cycle", "harness cycle", "langgraph cycle", "token verify",
-                   "raw ed25519 verify"):
+                   "raw ed25519 verify", "statements alone"):
         assert out["samples"][sample]["n"] >= 1, sample
     for r in out["ratios"]:  # what the numerator took, and the most it may take
         if r["value"] is not None:
@@ -177,3 +177,35 @@ def test_bad_flags_are_refused_before_anything_runs(tmp_path: Path, args: tuple[
     assert done.returncode == 2
     assert says in done.stderr, done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_breakdown_splits_the_embedding_cycle_into_its_statements_and_the_python() -> None:
+    split = bench_cycle.breakdown({"embedding cycle": 0.001, "statements alone": 0.0006,
+                                   "langgraph cycle": 0.004})
+    assert split is not None
+    assert split["python_ms"] == pytest.approx(0.4)
+    assert split["python_share"] == pytest.approx(0.4)
+    assert split["python_allowed_ms"] == pytest.approx(0.2)  # 0.20 * 4 ms - 0.6 ms
+    assert bench_cycle.breakdown({"embedding cycle": 0.001}) is None
+    no_peer = bench_cycle.breakdown({"embedding cycle": 0.001, "statements alone": 0.0006})
+    assert no_peer is not None and no_peer["python_allowed_ms"] is None
+
+
+def test_the_statements_replay_the_embedding_cycles_writes(tmp_path: Path) -> None:
+    cycle = bench_cycle.StatementsCycle(str(tmp_path))
+    try:
+        queries = [q for q, _p, _c in cycle.recorded]
+        assert queries.count("COMMIT") == 2 and queries.count("BEGIN IMMEDIATE") == 2
+        assert cycle.sign_at < cycle.verify_at
+        for _ in range(3):  # each round a fresh run: every write lands again
+            [(name, seconds)] = cycle.round()
+            assert name == "statements alone" and seconds > 0
+        runs = cycle.conn.execute("SELECT count(*) FROM pausepoint_runs").fetchone()[0]
+        assert runs == 3
+        # a replay whose writes change other rows than recorded is refused, not timed
+        cycle.recorded = [(q, p, 7 if q.startswith("UPDATE") else c)
+                          for q, p, c in cycle.recorded]
+        with pytest.raises(RuntimeError, match="did not change the rows"):
+            cycle.round()
+    finally:
+        cycle.close()
