@@ -344,7 +344,7 @@ class StatementsCycle:
     minus this is the time its Python layers take (validation, the lifecycle, tokens, rows, the
     engine's replay).
 
-    The statements are recorded from one cycle of an :class:`EmbeddingCycle` (by wrapping the
+    The statements are recorded from one cycle of an :class:`EmbeddingCycle` (by wrapping its
     store connection's ``execute`` while it runs); each round replays them with a fresh run id
     in place of the recorded one, and checks that every write changed as many rows as it did
     when recorded."""
@@ -396,25 +396,26 @@ class StatementsCycle:
 def _record_statements(directory: str) -> tuple[list[tuple[str, tuple[Any, ...], int]], str]:
     """One warm embedding cycle's statements on its store's connection, each with its
     parameters and the rows it changed (-1 for a read), and the cycle's run id."""
-    from pausepoint.stores import sqlite as sqlite_store
-
     cycle = EmbeddingCycle(os.path.join(directory, "statements-recorded.db"))
     recorded: list[tuple[str, tuple[Any, ...], int]] = []
-    plain = sqlite_store._Connection.execute
-
-    def recording(conn: Any, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        cur = plain(conn, sql, parameters)
-        recorded.append((sql, tuple(parameters), cur.rowcount))
-        return cur
-
     try:
         for _ in range(3):
             cycle.round()
-        sqlite_store._Connection.execute = recording  # type: ignore[method-assign]
+        store = cycle.engine.deployment.store
+        assert isinstance(store, SqliteStore)
+        conn: Any = store._conn()  # this thread's connection: the one the cycle runs on
+        plain = conn.execute
+
+        def recording(sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+            cur: sqlite3.Cursor = plain(sql, parameters)
+            recorded.append((sql, tuple(parameters), cur.rowcount))
+            return cur
+
+        conn.execute = recording
         try:
             cycle.round()
         finally:
-            sqlite_store._Connection.execute = plain  # type: ignore[method-assign]
+            conn.execute = plain
     finally:
         cycle.close()
     run_id = next(params[0] for query, params, _count in recorded

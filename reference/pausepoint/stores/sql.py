@@ -64,7 +64,9 @@ from pausepoint.core.tokens import token_parts, token_signature, token_text
 
 class DBConnection(Protocol):
     """The part of a DB-API connection used here (sqlite3's and psycopg's both have
-    ``execute`` returning a cursor with ``fetchall``, ``rowcount`` and ``close``)."""
+    ``execute`` returning a cursor with ``fetchall`` and ``rowcount``).  Each store's
+    connection runs every statement on one cursor of its own, valid until its next statement
+    and closed with the connection, so the store never closes a cursor it was handed."""
 
     def execute(self, query: str, params: Sequence[Any] = ..., /) -> Any: ...
 
@@ -602,15 +604,12 @@ class SqlStore:
             try:
                 cur = self.execute(conn, query, params)
                 out = cur.fetchall() if rows else cur.rowcount
-                cur.close()
             except self.dialect.errors as exc:
                 raise self._unit_failure(exc) from exc
             return out
         with _Transaction(self, write, True) as conn:
             cur = self.execute(conn, query, params)
-            out = cur.fetchall() if rows else cur.rowcount
-            cur.close()
-            return out
+            return cur.fetchall() if rows else cur.rowcount
 
     def clear(self) -> None:
         """Delete every row of every table, in one committed transaction: a fresh, empty store
@@ -851,10 +850,9 @@ class SqlLedger(_Facet):
     def _key_retired(self, conn: DBConnection, kid: str, lock: str) -> bool:
         """Whether ``kid`` is retired, read with ``lock`` on its row (created first, so that
         the lock has a row)."""
-        self._s.execute(conn, self._KEY_ROW, (kid, 0)).close()
+        self._s.execute(conn, self._KEY_ROW, (kid, 0))
         cur = self._s.execute(conn, f"SELECT retired FROM {KEYS} WHERE kid = ?{lock}", (kid,))
         rows = cur.fetchall()
-        cur.close()
         return bool(rows[0][0])
 
     def issue(self, record: PauseRecord, *, fence: int | None = None) -> bool:
@@ -873,7 +871,6 @@ class SqlLedger(_Facet):
                                     (record.kid,) if fence is None
                                     else (record.kid, record.run_id, fence))
                 retired, held = cur.fetchall()[0]
-                cur.close()
                 if retired:
                     raise self._retired(record.kid)
                 if not held:
@@ -882,7 +879,6 @@ class SqlLedger(_Facet):
                 raise self._retired(record.kid)
             cur = store.execute(conn, self._issue_sql[conditional], params)
             count: int = cur.rowcount
-            cur.close()
             return count == 1
 
     @staticmethod
@@ -899,10 +895,9 @@ class SqlLedger(_Facet):
                 conn, f"SELECT COUNT(*) FROM {PAUSES} WHERE {_OUTSTANDING_SQL} AND kid = ?",
                 (kid,))
             outstanding = int(cur.fetchall()[0][0])
-            cur.close()
             if outstanding == 0:
                 self._s.execute(conn, f"UPDATE {KEYS} SET retired = 1 WHERE kid = ?",
-                                (kid,)).close()
+                                (kid,))
             return outstanding
 
     _GET: Final = f"{_PAUSE_SELECT} WHERE interrupt_id = ?"
@@ -1006,13 +1001,11 @@ class ConsumingSqlLedger(SqlLedger):
             with store.transaction(write=True) as conn:
                 cur = store.execute(conn, self.CONSUME_UPDATE, params[:-1])
                 won = cur.rowcount == 1
-                cur.close()
                 if not won:
                     return None
                 cur = store.execute(conn, self.CONSUMED_ROW,
                                     (claims.checkpoint_id, claims.interrupt_id))
                 rows = cur.fetchall()
-                cur.close()
         if not rows:
             return None
         row = rows[0]

@@ -60,16 +60,14 @@ class _Connection(sqlite3.Connection):
     """A sqlite3 connection whose ``execute`` runs every statement on one cursor, as the
     PostgreSQL store's does: sqlite3's own makes a cursor per statement and keeps a weak
     reference to each (swept every 200) -- new memory for each statement, each a cache miss
-    in a cycle that runs with a cold cache.  What it returns is valid until the connection's
-    next statement, which is how the store reads it."""
+    in a cycle that runs with a cold cache.  Its ``execute`` *is* that cursor's (sqlite3's C
+    method, bound once), so a statement enters no Python function of the store's.  What it
+    returns is valid until the connection's next statement, which is how the store reads
+    it."""
 
-    _cursor: _Cursor | None = None
-
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        cur = self._cursor
-        if cur is None:
-            cur = self._cursor = self.cursor(_Cursor)
-        return cur.execute(sql, parameters)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.execute = self.cursor(_Cursor).execute  # type: ignore[method-assign]
 
 
 class SqliteStore(SqlStore):
