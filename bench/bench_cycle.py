@@ -13,9 +13,10 @@ round -- so a noisy period hits all of them alike and no variant always follows 
 * **harness**: ``Harness.open("sqlite:...")``: start a script with one interrupt, resume it;
 * **embedding**: the same through the public embedding API (:class:`pausepoint.Engine`): an
   agent function that asks once is started, answered, and replayed to its end;
-* **statements**: the embedding cycle's own SQL statements and commits, recorded from one
-  cycle and replayed on a plain ``sqlite3`` connection with one sign and one verify -- no
-  Python of pausepoint's: the embedding cycle minus this is what its Python layers take;
+* **statements** (with ``--breakdown``): the embedding cycle's own SQL statements and commits,
+  recorded from one cycle and replayed on a plain ``sqlite3`` connection with one sign and one
+  verify -- no Python of pausepoint's: the embedding cycle minus this is what its Python
+  layers take;
 * **langgraph**: a ``StateGraph`` with one node that calls ``interrupt()``, compiled with
   ``SqliteSaver`` on a file (WAL, ``synchronous=FULL`` set on its connection), invoked until it
   interrupts, then resumed with ``Command(resume=...)``;
@@ -29,6 +30,7 @@ Usage::
     python bench/bench_cycle.py --fsyncs           # also fsyncs per cycle, under strace
     python bench/bench_cycle.py --only harness --rounds 100   # one variant (e.g. for strace)
     python bench/bench_cycle.py --runs 10          # 10 runs: each ratio's spread, runs meeting it
+    python bench/bench_cycle.py --breakdown        # also: how much of the cycle is Python
 
 A ratio near its target meets it in some runs and not in others, as the machine's speed drifts
 (a slow disk or a busy neighbour inflates LangGraph's seven commits more than a cycle's two).
@@ -429,6 +431,9 @@ def embedding_variant(directory: str) -> Variant | str:
 
 
 VARIANTS = ("floor", "service", "harness", "embedding", "statements", "langgraph", "token")
+DEFAULT_VARIANTS = tuple(v for v in VARIANTS if v != "statements")
+"""Issue 15's variants; ``statements`` is a diagnostic, run with ``--breakdown`` (one more
+variant in each round changes what the others run between)."""
 
 
 def make_variants(names: Sequence[str], directory: str, batch: int
@@ -710,6 +715,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=VARIANTS, action="append",
                         help="run only this variant (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also run the statements variant and split the embedding cycle "
+                        "into its statements, commits and crypto alone and pausepoint's Python")
     parser.add_argument("--fsyncs", action="store_true",
                         help="also count fsyncs per cycle of the service, harness and LangGraph "
                         "cycles, each in a child process under strace -c -f")
@@ -757,7 +765,10 @@ def _one_run(args: argparse.Namespace, seed: int,
     """One run of the benchmark on fresh files: its report (:func:`report`)."""
     started_load = load_average()
     with disk_scratch(args.dir) as (directory, fs):
-        variants, missing = make_variants(args.only or VARIANTS, directory, args.batch)
+        names = list(args.only or DEFAULT_VARIANTS)
+        if args.breakdown and "statements" not in names:
+            names.append("statements")
+        variants, missing = make_variants(names, directory, args.batch)
         try:
             samples = run_rounds(variants, args.rounds, args.warmup, seed=seed)
             pages = page_sizes(directory)

@@ -45,7 +45,7 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
     assert [r["what"] for r in out["ratios"]] == [r.what for r in bench_cycle.RATIOS]
     for sample in ("sqlite durable commit", "ed25519 sign", "ed25519 verify", "floor",
                    "service cycle", "harness cycle", "langgraph cycle", "token verify",
-                   "raw ed25519 verify", "statements alone"):
+                   "raw ed25519 verify"):
         assert out["samples"][sample]["n"] >= 1, sample
     for r in out["ratios"]:  # what the numerator took, and the most it may take
         if r["value"] is not None:
@@ -55,6 +55,25 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
         if "embedding" not in ratio.what:
             assert measured[ratio.what] is not None, ratio.what
     assert out["samples"]["sqlite durable commit"]["n"] == 2  # two commits per floor
+    assert "statements alone" not in out["samples"]  # a diagnostic: --breakdown
+    assert out["embedding_breakdown"] is None
+
+
+def test_breakdown_adds_the_statements_and_splits_the_cycle(tmp_path: Path) -> None:
+    done = _run("--rounds", "2", "--warmup", "0", "--only", "embedding", "--only", "langgraph",
+                "--breakdown", "--dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["samples"]["statements alone"]["n"] == 2
+    split = out["embedding_breakdown"]
+    assert split["statements_alone_ms"] == pytest.approx(
+        out["samples"]["statements alone"]["median_ms"])
+    assert split["python_ms"] == pytest.approx(
+        out["samples"]["embedding cycle"]["median_ms"] - split["statements_alone_ms"])
+    text = _run("--rounds", "1", "--warmup", "0", "--only", "embedding", "--breakdown",
+                "--dir", str(tmp_path))
+    assert text.returncode == 0, text.stderr
+    assert "pausepoint's Python" in " ".join(text.stdout.split())
 
 
 def test_only_runs_one_variant(tmp_path: Path) -> None:
