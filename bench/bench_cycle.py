@@ -13,10 +13,10 @@ round -- so a noisy period hits all of them alike and no variant always follows 
 * **harness**: ``Harness.open("sqlite:...")``: start a script with one interrupt, resume it;
 * **embedding**: the same through the public embedding API (:class:`pausepoint.Engine`): an
   agent function that asks once is started, answered, and replayed to its end;
-* **statements** (with ``--breakdown``): the embedding cycle's own SQL statements and commits,
-  recorded from one cycle and replayed on a plain ``sqlite3`` connection with one sign and one
-  verify -- no Python of pausepoint's: the embedding cycle minus this is what its Python
-  layers take;
+* **statements**, **service-statements** (with ``--breakdown``): the embedding and the service
+  cycle's own SQL statements and commits, recorded from one cycle and replayed on a plain
+  ``sqlite3`` connection with one sign and one verify -- no Python of pausepoint's: the cycle
+  minus this is what its Python layers take;
 * **langgraph**: a ``StateGraph`` with one node that calls ``interrupt()``, compiled with
   ``SqliteSaver`` on a file (WAL, ``synchronous=FULL`` set on its connection), invoked until it
   interrupts, then resumed with ``Command(resume=...)``;
@@ -57,7 +57,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import attrs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -342,23 +342,27 @@ class EmbeddingCycle:
 
 
 class StatementsCycle:
-    """The embedding cycle's own SQL statements, replayed on a plain ``sqlite3`` connection to a
-    file with the stores' schema and page size (WAL, ``synchronous=FULL``), with one Ed25519
-    sign before the pause's insert and one verify before its consume -- and nothing else: no
-    Python of pausepoint's.  What the cycle would cost if its Python took no time, so the
-    embedding cycle minus this is the time its Python layers take (validation, the lifecycle,
-    tokens, rows, the engine's replay).
+    """A cycle's own SQL statements -- the embedding cycle's (``source="embedding"``) or the
+    service cycle's (``"service"``) --, replayed on a plain ``sqlite3`` connection to a file
+    with the stores' schema and page size (WAL, ``synchronous=FULL``), with one Ed25519 sign
+    before the pause's insert and one verify before its consume -- and nothing else: no Python
+    of pausepoint's.  What the cycle would cost if its Python took no time, so the cycle minus
+    this is the time its Python layers take (validation, the lifecycle, tokens, rows, and for
+    the embedding cycle the engine's replay).
 
-    The statements are recorded from one cycle of an :class:`EmbeddingCycle` (by wrapping its
-    store connection's ``execute`` while it runs); each round replays them with a fresh run id
-    in place of the recorded one, and checks that every write changed as many rows as it did
-    when recorded."""
+    The statements are recorded from one cycle of the source (by wrapping its store
+    connection's ``execute`` while it runs); each round replays them with a fresh run id in
+    place of the recorded one, and checks that every write changed as many rows as it did when
+    recorded."""
 
-    name = "statements"
+    LABELS: Final = {"embedding": "statements alone", "service": "service statements alone"}
+    """Each source's sample."""
 
-    def __init__(self, directory: str) -> None:
-        self.recorded, self.run_id = _record_statements(directory)
-        path = os.path.join(directory, "statements.db")
+    def __init__(self, directory: str, source: str = "embedding") -> None:
+        self.name = "statements" if source == "embedding" else f"{source}-statements"
+        self.label = self.LABELS[source]
+        self.recorded, self.run_id = _record_statements(directory, source)
+        path = os.path.join(directory, f"{self.name}.db")
         SqliteStore(path).close()  # the stores' schema and page size
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA synchronous = FULL")
@@ -392,21 +396,29 @@ class StatementsCycle:
         if counts != [count for _q, _p, count in steps]:
             raise RuntimeError("the replayed statements did not change the rows they changed "
                                f"when recorded: {counts}")
-        return [("statements alone", dt)]
+        return [(self.label, dt)]
 
     def close(self) -> None:
         self.conn.close()
 
 
-def _record_statements(directory: str) -> tuple[list[tuple[str, tuple[Any, ...], int]], str]:
-    """One warm embedding cycle's statements on its store's connection, each with its
-    parameters and the rows it changed (-1 for a read), and the cycle's run id."""
-    cycle = EmbeddingCycle(os.path.join(directory, "statements-recorded.db"))
+def _record_statements(directory: str, source: str
+                       ) -> tuple[list[tuple[str, tuple[Any, ...], int]], str]:
+    """One warm cycle's statements (``source``: the embedding or the service cycle) on its
+    store's connection, each with its parameters and the rows it changed (-1 for a read), and
+    the cycle's run id."""
+    path = os.path.join(directory, f"{source}-statements-recorded.db")
+    cycle: EmbeddingCycle | ServiceCycle
+    if source == "embedding":
+        cycle = EmbeddingCycle(path)
+        store = cycle.engine.deployment.store
+    else:
+        cycle = ServiceCycle(SqliteStore(path))
+        store = cycle.store
     recorded: list[tuple[str, tuple[Any, ...], int]] = []
     try:
         for _ in range(3):
             cycle.round()
-        store = cycle.engine.deployment.store
         assert isinstance(store, SqliteStore)
         conn: Any = store._conn()  # this thread's connection: the one the cycle runs on
         plain = conn.execute
@@ -423,8 +435,12 @@ def _record_statements(directory: str) -> tuple[list[tuple[str, tuple[Any, ...],
             conn.execute = plain
     finally:
         cycle.close()
-    run_id = next(params[0] for query, params, _count in recorded
-                  if query.startswith("INSERT INTO") and "_runs " in query)
+    # the run id: the run's row (the embedding cycle's), else the pause's run_id column
+    run_id = next((params[0] for query, params, _count in recorded
+                   if query.startswith("INSERT INTO") and "_runs " in query), None)
+    if run_id is None:
+        run_id = next(params[1] for query, params, _count in recorded
+                      if query.startswith("INSERT INTO") and "_pauses " in query)
     return recorded, str(run_id)
 
 
@@ -433,9 +449,13 @@ def embedding_variant(directory: str) -> Variant | str:
     return EmbeddingCycle(os.path.join(directory, "embedding.db"))
 
 
-VARIANTS = ("floor", "service", "harness", "embedding", "statements", "langgraph", "token")
-DEFAULT_VARIANTS = tuple(v for v in VARIANTS if v != "statements")
-"""Issue 15's variants; ``statements`` is a diagnostic, run with ``--breakdown`` (one more
+VARIANTS = ("floor", "service", "harness", "embedding", "statements", "service-statements",
+            "langgraph", "token")
+BREAKDOWN_VARIANTS: Final = {"embedding": "statements", "service": "service-statements"}
+"""Each cycle's statements replayed alone (:class:`StatementsCycle`): diagnostics, run with
+``--breakdown`` for the cycles the run times."""
+DEFAULT_VARIANTS = tuple(v for v in VARIANTS if v not in BREAKDOWN_VARIANTS.values())
+"""Issue 15's variants; the statements are diagnostics, run with ``--breakdown`` (one more
 variant in each round changes what the others run between)."""
 
 
@@ -450,6 +470,7 @@ def make_variants(names: Sequence[str], directory: str, batch: int
         "harness": lambda: HarnessCycle.open(f"sqlite:{os.path.join(directory, 'harness.db')}"),
         "embedding": lambda: embedding_variant(directory),
         "statements": lambda: StatementsCycle(directory),
+        "service-statements": lambda: StatementsCycle(directory, "service"),
         "langgraph": lambda: _langgraph(directory),
         "token": lambda: TokenVerify(directory, batch),
     }
@@ -535,19 +556,25 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e3
 
 
-def breakdown(medians: dict[str, float]) -> dict[str, float | None] | None:
-    """Where the embedding cycle's time goes (medians in seconds): its statements and crypto
-    alone (:class:`StatementsCycle`), the rest -- pausepoint's Python --, and how much that
-    Python may take for the embedding cycle to meet its target against LangGraph's
-    (:data:`EMBEDDING_VS_LANGGRAPH`).  None without both the embedding cycle and its
+SERVICE_VS_FLOOR = next(r for r in RATIOS if (r.numerator, r.denominator)
+                        == ("service cycle", "floor"))
+
+
+def breakdown(medians: dict[str, float], cycle: str = "embedding cycle",
+              alone: str = "statements alone", ratio: Ratio = EMBEDDING_VS_LANGGRAPH
+              ) -> dict[str, float | None] | None:
+    """Where ``cycle``'s time goes (medians in seconds): its statements and crypto ``alone``
+    (:class:`StatementsCycle`), the rest -- pausepoint's Python --, and how much that Python
+    may take for the cycle to meet ``ratio``'s target (the embedding cycle's against
+    LangGraph's, the service cycle's against the floor).  None without both the cycle and its
     statements."""
-    cycle, alone = medians.get("embedding cycle"), medians.get("statements alone")
-    if cycle is None or alone is None:
+    took, bare = medians.get(cycle), medians.get(alone)
+    if took is None or bare is None:
         return None
-    allowed = EMBEDDING_VS_LANGGRAPH.allowed(medians)
-    return {"embedding_ms": cycle * 1e3, "statements_alone_ms": alone * 1e3,
-            "python_ms": (cycle - alone) * 1e3, "python_share": (cycle - alone) / cycle,
-            "python_allowed_ms": None if allowed is None else (allowed - alone) * 1e3}
+    allowed = ratio.allowed(medians)
+    return {"cycle_ms": took * 1e3, "statements_alone_ms": bare * 1e3,
+            "python_ms": (took - bare) * 1e3, "python_share": (took - bare) / took,
+            "python_allowed_ms": None if allowed is None else (allowed - bare) * 1e3}
 
 
 def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: Filesystem,
@@ -572,6 +599,8 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
                     for name, s in summaries.items()},
         "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
         "embedding_breakdown": breakdown(medians),
+        "service_breakdown": breakdown(medians, "service cycle", "service statements alone",
+                                       SERVICE_VS_FLOOR),
     }
 
 
@@ -606,8 +635,9 @@ def print_runs(outs: Sequence[dict[str, Any]], spread: Sequence[dict[str, Any]])
                       f"<= {r['target']:.2f}", f"{r['met']} of {r['runs']}", r["note"])
     console.print(table)
     seconds = Table(title="each run's medians (ms)")
-    names = [name for name in ("floor", "service cycle", "embedding cycle", "statements alone",
-                               "harness cycle", "langgraph cycle")
+    names = [name for name in ("floor", "service cycle", "service statements alone",
+                               "embedding cycle", "statements alone", "harness cycle",
+                               "langgraph cycle")
              if any(name in out["samples"] for out in outs)]
     seconds.add_column("run", justify="right")
     for name in names:
@@ -656,16 +686,20 @@ def print_report(out: dict[str, Any]) -> None:
                        *("-" if ms is None else f"{ms:.3f}"
                          for ms in (r["measured_ms"], r["allowed_ms"])), r["note"])
     console.print(ratios)
-    split = out["embedding_breakdown"]
-    if split is not None:
+    for key, cycle, ratio, against in (
+            ("embedding_breakdown", "embedding cycle", EMBEDDING_VS_LANGGRAPH,
+             "of LangGraph's cycle"),
+            ("service_breakdown", "service cycle", SERVICE_VS_FLOOR, "x the floor")):
+        split = out[key]
+        if split is None:
+            continue
         allowed = split["python_allowed_ms"]
         console.print(
-            f"embedding cycle {split['embedding_ms']:.3f} ms = its statements, commits, sign and "
-            f"verify alone {split['statements_alone_ms']:.3f} ms + pausepoint's Python "
+            f"{cycle} {split['cycle_ms']:.3f} ms = its statements, commits, sign and verify "
+            f"alone {split['statements_alone_ms']:.3f} ms + pausepoint's Python "
             f"{split['python_ms']:.3f} ms ({split['python_share']:.0%})"
             + ("" if allowed is None else
-               f"; at {EMBEDDING_VS_LANGGRAPH.target:.2f} of LangGraph's cycle the Python "
-               f"may take {allowed:.3f} ms"))
+               f"; at {ratio.target:.2f} {against} the Python may take {allowed:.3f} ms"))
     if out["fsyncs_per_cycle"]:
         fsyncs = Table(title="fsync + fdatasync calls per cycle (strace -c -f)")
         fsyncs.add_column("variant")
@@ -724,8 +758,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only this variant (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--breakdown", action="store_true",
-                        help="also run the statements variant and split the embedding cycle "
-                        "into its statements, commits and crypto alone and pausepoint's Python")
+                        help="also replay the embedding and service cycles' statements alone "
+                        "and split each cycle into its statements, commits and crypto and "
+                        "pausepoint's Python")
     parser.add_argument("--fsyncs", action="store_true",
                         help="also count fsyncs per cycle of the service, harness and LangGraph "
                         "cycles, each in a child process under strace -c -f")
@@ -774,8 +809,9 @@ def _one_run(args: argparse.Namespace, seed: int,
     started_load = load_average()
     with disk_scratch(args.dir) as (directory, fs):
         names = list(args.only or DEFAULT_VARIANTS)
-        if args.breakdown and "statements" not in names:
-            names.append("statements")
+        if args.breakdown:  # each timed cycle's statements alone, once
+            names += [alone for cycle, alone in BREAKDOWN_VARIANTS.items()
+                      if cycle in names and alone not in names]
         variants, missing = make_variants(names, directory, args.batch)
         try:
             samples = run_rounds(variants, args.rounds, args.warmup, seed=seed)

@@ -55,8 +55,9 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
         if "embedding" not in ratio.what:
             assert measured[ratio.what] is not None, ratio.what
     assert out["samples"]["sqlite durable commit"]["n"] == 2  # two commits per floor
-    assert "statements alone" not in out["samples"]  # a diagnostic: --breakdown
-    assert out["embedding_breakdown"] is None
+    for alone in ("statements alone", "service statements alone"):  # diagnostics: --breakdown
+        assert alone not in out["samples"]
+    assert out["embedding_breakdown"] is None and out["service_breakdown"] is None
 
 
 def test_breakdown_adds_the_statements_and_splits_the_cycle(tmp_path: Path) -> None:
@@ -70,10 +71,28 @@ def test_breakdown_adds_the_statements_and_splits_the_cycle(tmp_path: Path) -> N
         out["samples"]["statements alone"]["median_ms"])
     assert split["python_ms"] == pytest.approx(
         out["samples"]["embedding cycle"]["median_ms"] - split["statements_alone_ms"])
+    assert "service statements alone" not in out["samples"]  # only the timed cycles'
+    assert out["service_breakdown"] is None
     text = _run("--rounds", "1", "--warmup", "0", "--only", "embedding", "--breakdown",
                 "--dir", str(tmp_path))
     assert text.returncode == 0, text.stderr
-    assert "pausepoint's Python" in " ".join(text.stdout.split())
+    assert "embedding cycle" in text.stdout and "pausepoint's Python" in " ".join(
+        text.stdout.split())
+
+
+def test_breakdown_splits_the_service_cycle_against_the_floor(tmp_path: Path) -> None:
+    done = _run("--rounds", "2", "--warmup", "0", "--only", "service", "--only", "floor",
+                "--breakdown", "--dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["samples"]["service statements alone"]["n"] == 2
+    assert "statements alone" not in out["samples"]  # no embedding cycle timed: not its own
+    split = out["service_breakdown"]
+    samples = {k: v["median_ms"] for k, v in out["samples"].items()}
+    assert split["python_ms"] == pytest.approx(
+        samples["service cycle"] - samples["service statements alone"])
+    assert split["python_allowed_ms"] == pytest.approx(
+        1.5 * samples["floor"] - samples["service statements alone"])
 
 
 def test_only_runs_one_variant(tmp_path: Path) -> None:
@@ -208,19 +227,32 @@ def test_breakdown_splits_the_embedding_cycle_into_its_statements_and_the_python
     assert bench_cycle.breakdown({"embedding cycle": 0.001}) is None
     no_peer = bench_cycle.breakdown({"embedding cycle": 0.001, "statements alone": 0.0006})
     assert no_peer is not None and no_peer["python_allowed_ms"] is None
+    service = bench_cycle.breakdown(
+        {"service cycle": 0.0008, "service statements alone": 0.0005, "floor": 0.0004},
+        "service cycle", "service statements alone", bench_cycle.SERVICE_VS_FLOOR)
+    assert service is not None
+    assert service["python_ms"] == pytest.approx(0.3)
+    assert service["python_allowed_ms"] == pytest.approx(0.1)  # 1.5 * 0.4 ms - 0.5 ms
 
 
-def test_the_statements_replay_the_embedding_cycles_writes(tmp_path: Path) -> None:
-    cycle = bench_cycle.StatementsCycle(str(tmp_path))
+@pytest.mark.parametrize(("source", "label", "table"), [
+    ("embedding", "statements alone", "pausepoint_runs"),
+    ("service", "service statements alone", "pausepoint_pauses")])
+def test_the_statements_replay_the_cycles_writes(tmp_path: Path, source: str, label: str,
+                                                 table: str) -> None:
+    cycle = bench_cycle.StatementsCycle(str(tmp_path), source)
     try:
         queries = [q for q, _p, _c in cycle.recorded]
         assert queries.count("COMMIT") == 2 and queries.count("BEGIN IMMEDIATE") == 2
         assert cycle.sign_at < cycle.verify_at
         for _ in range(3):  # each round a fresh run: every write lands again
             [(name, seconds)] = cycle.round()
-            assert name == "statements alone" and seconds > 0
-        runs = cycle.conn.execute("SELECT count(*) FROM pausepoint_runs").fetchone()[0]
-        assert runs == 3
+            assert name == label and seconds > 0
+        rows = cycle.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        assert rows == 3
+        consumed = cycle.conn.execute(
+            "SELECT count(*) FROM pausepoint_pauses WHERE phase = 'consumed'").fetchone()[0]
+        assert consumed == 3  # each replayed consume landed on its own pause
         # a replay whose writes change other rows than recorded is refused, not timed
         cycle.recorded = [(q, p, 7 if q.startswith("UPDATE") else c)
                           for q, p, c in cycle.recorded]
