@@ -435,12 +435,9 @@ def _record_statements(directory: str, source: str
             conn.execute = plain
     finally:
         cycle.close()
-    # the run id: the run's row (the embedding cycle's), else the pause's run_id column
-    run_id = next((params[0] for query, params, _count in recorded
-                   if query.startswith("INSERT INTO") and "_runs " in query), None)
-    if run_id is None:
-        run_id = next(params[1] for query, params, _count in recorded
-                      if query.startswith("INSERT INTO") and "_pauses " in query)
+    # the run id: the pause's run_id column (both cycles insert one pause of their run)
+    run_id = next(params[1] for query, params, _count in recorded
+                  if query.startswith("INSERT INTO") and "_pauses " in query)
     return recorded, str(run_id)
 
 

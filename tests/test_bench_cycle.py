@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,39 +61,36 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
     assert out["embedding_breakdown"] is None and out["service_breakdown"] is None
 
 
-def test_breakdown_adds_the_statements_and_splits_the_cycle(tmp_path: Path) -> None:
-    done = _run("--rounds", "2", "--warmup", "0", "--only", "embedding", "--only", "langgraph",
-                "--breakdown", "--dir", str(tmp_path), "--json")
+@pytest.mark.parametrize(("only", "cycle", "alone", "key", "bound"), [
+    (("embedding", "langgraph"), "embedding cycle", "statements alone", "embedding_breakdown",
+     lambda samples: 0.20 * samples["langgraph cycle"]),
+    (("service", "floor"), "service cycle", "service statements alone", "service_breakdown",
+     lambda samples: 1.5 * samples["floor"])])
+def test_breakdown_replays_the_timed_cycles_statements_and_splits_them(
+        tmp_path: Path, only: tuple[str, ...], cycle: str, alone: str, key: str,
+        bound: Callable[[dict[str, float]], float]) -> None:
+    flags = [flag for variant in only for flag in ("--only", variant)]
+    done = _run("--rounds", "2", "--warmup", "0", *flags, "--breakdown", "--dir",
+                str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["samples"]["statements alone"]["n"] == 2
-    split = out["embedding_breakdown"]
-    assert split["statements_alone_ms"] == pytest.approx(
-        out["samples"]["statements alone"]["median_ms"])
-    assert split["python_ms"] == pytest.approx(
-        out["samples"]["embedding cycle"]["median_ms"] - split["statements_alone_ms"])
-    assert "service statements alone" not in out["samples"]  # only the timed cycles'
-    assert out["service_breakdown"] is None
+    assert out["samples"][alone]["n"] == 2
+    others = {"statements alone", "service statements alone"} - {alone}
+    assert not others & set(out["samples"])  # only the timed cycle's statements are replayed
+    assert [k for k in ("embedding_breakdown", "service_breakdown") if out[k]] == [key]
+    samples = {name: v["median_ms"] for name, v in out["samples"].items()}
+    split = out[key]
+    assert split["statements_alone_ms"] == pytest.approx(samples[alone])
+    assert split["python_ms"] == pytest.approx(samples[cycle] - samples[alone])
+    assert split["python_allowed_ms"] == pytest.approx(bound(samples) - samples[alone])
+
+
+def test_breakdown_prints_the_split(tmp_path: Path) -> None:
     text = _run("--rounds", "1", "--warmup", "0", "--only", "embedding", "--breakdown",
                 "--dir", str(tmp_path))
     assert text.returncode == 0, text.stderr
     assert "embedding cycle" in text.stdout and "pausepoint's Python" in " ".join(
         text.stdout.split())
-
-
-def test_breakdown_splits_the_service_cycle_against_the_floor(tmp_path: Path) -> None:
-    done = _run("--rounds", "2", "--warmup", "0", "--only", "service", "--only", "floor",
-                "--breakdown", "--dir", str(tmp_path), "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["samples"]["service statements alone"]["n"] == 2
-    assert "statements alone" not in out["samples"]  # no embedding cycle timed: not its own
-    split = out["service_breakdown"]
-    samples = {k: v["median_ms"] for k, v in out["samples"].items()}
-    assert split["python_ms"] == pytest.approx(
-        samples["service cycle"] - samples["service statements alone"])
-    assert split["python_allowed_ms"] == pytest.approx(
-        1.5 * samples["floor"] - samples["service statements alone"])
 
 
 def test_only_runs_one_variant(tmp_path: Path) -> None:
