@@ -42,6 +42,7 @@ how many of them it met its target.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -355,12 +356,9 @@ class StatementsCycle:
     place of the recorded one, and checks that every write changed as many rows as it did when
     recorded."""
 
-    LABELS: Final = {"embedding": "statements alone", "service": "service statements alone"}
-    """Each source's sample."""
-
     def __init__(self, directory: str, source: str = "embedding") -> None:
-        self.name = "statements" if source == "embedding" else f"{source}-statements"
-        self.label = self.LABELS[source]
+        split = SPLITS[source]
+        self.name, self.label = split.variant, split.alone
         self.recorded, self.run_id = _record_statements(directory, source)
         path = os.path.join(directory, f"{self.name}.db")
         SqliteStore(path).close()  # the stores' schema and page size
@@ -446,14 +444,10 @@ def embedding_variant(directory: str) -> Variant | str:
     return EmbeddingCycle(os.path.join(directory, "embedding.db"))
 
 
-VARIANTS = ("floor", "service", "harness", "embedding", "statements", "service-statements",
-            "langgraph", "token")
-BREAKDOWN_VARIANTS: Final = {"embedding": "statements", "service": "service-statements"}
-"""Each cycle's statements replayed alone (:class:`StatementsCycle`): diagnostics, run with
-``--breakdown`` for the cycles the run times."""
-DEFAULT_VARIANTS = tuple(v for v in VARIANTS if v not in BREAKDOWN_VARIANTS.values())
-"""Issue 15's variants; the statements are diagnostics, run with ``--breakdown`` (one more
-variant in each round changes what the others run between)."""
+DEFAULT_VARIANTS = ("floor", "service", "harness", "embedding", "langgraph", "token")
+"""Issue 15's variants.  Each cycle's statements replayed alone (:data:`SPLITS`) are
+diagnostics, run with ``--breakdown`` (one more variant in each round changes what the others
+run between)."""
 
 
 def make_variants(names: Sequence[str], directory: str, batch: int
@@ -466,8 +460,8 @@ def make_variants(names: Sequence[str], directory: str, batch: int
         "service": lambda: ServiceCycle(SqliteStore(os.path.join(directory, "service.db"))),
         "harness": lambda: HarnessCycle.open(f"sqlite:{os.path.join(directory, 'harness.db')}"),
         "embedding": lambda: embedding_variant(directory),
-        "statements": lambda: StatementsCycle(directory),
-        "service-statements": lambda: StatementsCycle(directory, "service"),
+        **{split.variant: functools.partial(StatementsCycle, directory, source)
+           for source, split in SPLITS.items()},
         "langgraph": lambda: _langgraph(directory),
         "token": lambda: TokenVerify(directory, batch),
     }
@@ -557,18 +551,44 @@ SERVICE_VS_FLOOR = next(r for r in RATIOS if (r.numerator, r.denominator)
                         == ("service cycle", "floor"))
 
 
-def breakdown(medians: dict[str, float], cycle: str = "embedding cycle",
-              alone: str = "statements alone", ratio: Ratio = EMBEDDING_VS_LANGGRAPH
+@attrs.frozen
+class Split:
+    """A cycle split by ``--breakdown``: its statements replayed alone (the variant
+    ``variant``, its sample ``alone``), and the target its Python must fit (``ratio``, whose
+    numerator is the cycle; ``against`` says how the target reads)."""
+
+    variant: str
+    alone: str
+    ratio: Ratio
+    against: str
+
+    @property
+    def key(self) -> str:
+        """The report's key for this split."""
+        return f"{self.ratio.numerator.split()[0]}_breakdown"
+
+
+SPLITS: Final = {
+    "embedding": Split("statements", "statements alone", EMBEDDING_VS_LANGGRAPH,
+                       "of LangGraph's cycle"),
+    "service": Split("service-statements", "service statements alone", SERVICE_VS_FLOOR,
+                     "x the floor"),
+}
+"""The cycles ``--breakdown`` splits, by source (:class:`StatementsCycle`)."""
+VARIANTS = DEFAULT_VARIANTS + tuple(split.variant for split in SPLITS.values())
+
+
+def breakdown(medians: dict[str, float], split: Split = SPLITS["embedding"]
               ) -> dict[str, float | None] | None:
-    """Where ``cycle``'s time goes (medians in seconds): its statements and crypto ``alone``
-    (:class:`StatementsCycle`), the rest -- pausepoint's Python --, and how much that Python
-    may take for the cycle to meet ``ratio``'s target (the embedding cycle's against
+    """Where ``split``'s cycle's time goes (medians in seconds): its statements and crypto
+    alone (:class:`StatementsCycle`), the rest -- pausepoint's Python --, and how much that
+    Python may take for the cycle to meet its target (the embedding cycle's against
     LangGraph's, the service cycle's against the floor).  None without both the cycle and its
     statements."""
-    took, bare = medians.get(cycle), medians.get(alone)
+    took, bare = medians.get(split.ratio.numerator), medians.get(split.alone)
     if took is None or bare is None:
         return None
-    allowed = ratio.allowed(medians)
+    allowed = split.ratio.allowed(medians)
     return {"cycle_ms": took * 1e3, "statements_alone_ms": bare * 1e3,
             "python_ms": (took - bare) * 1e3, "python_share": (took - bare) / took,
             "python_allowed_ms": None if allowed is None else (allowed - bare) * 1e3}
@@ -595,9 +615,7 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
         "samples": {name: {"n": s.n, "median_ms": s.median * 1e3, "p95_ms": s.p95 * 1e3}
                     for name, s in summaries.items()},
         "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
-        "embedding_breakdown": breakdown(medians),
-        "service_breakdown": breakdown(medians, "service cycle", "service statements alone",
-                                       SERVICE_VS_FLOOR),
+        **{split.key: breakdown(medians, split) for split in SPLITS.values()},
     }
 
 
@@ -632,8 +650,8 @@ def print_runs(outs: Sequence[dict[str, Any]], spread: Sequence[dict[str, Any]])
                       f"<= {r['target']:.2f}", f"{r['met']} of {r['runs']}", r["note"])
     console.print(table)
     seconds = Table(title="each run's medians (ms)")
-    names = [name for name in ("floor", "service cycle", "service statements alone",
-                               "embedding cycle", "statements alone", "harness cycle",
+    names = [name for name in ("floor", "service cycle", SPLITS["service"].alone,
+                               "embedding cycle", SPLITS["embedding"].alone, "harness cycle",
                                "langgraph cycle")
              if any(name in out["samples"] for out in outs)]
     seconds.add_column("run", justify="right")
@@ -683,20 +701,18 @@ def print_report(out: dict[str, Any]) -> None:
                        *("-" if ms is None else f"{ms:.3f}"
                          for ms in (r["measured_ms"], r["allowed_ms"])), r["note"])
     console.print(ratios)
-    for key, cycle, ratio, against in (
-            ("embedding_breakdown", "embedding cycle", EMBEDDING_VS_LANGGRAPH,
-             "of LangGraph's cycle"),
-            ("service_breakdown", "service cycle", SERVICE_VS_FLOOR, "x the floor")):
-        split = out[key]
+    for spec in SPLITS.values():
+        split = out[spec.key]
         if split is None:
             continue
         allowed = split["python_allowed_ms"]
         console.print(
-            f"{cycle} {split['cycle_ms']:.3f} ms = its statements, commits, sign and verify "
-            f"alone {split['statements_alone_ms']:.3f} ms + pausepoint's Python "
+            f"{spec.ratio.numerator} {split['cycle_ms']:.3f} ms = its statements, commits, sign "
+            f"and verify alone {split['statements_alone_ms']:.3f} ms + pausepoint's Python "
             f"{split['python_ms']:.3f} ms ({split['python_share']:.0%})"
             + ("" if allowed is None else
-               f"; at {ratio.target:.2f} {against} the Python may take {allowed:.3f} ms"))
+               f"; at {spec.ratio.target:.2f} {spec.against} the Python may take "
+               f"{allowed:.3f} ms"))
     if out["fsyncs_per_cycle"]:
         fsyncs = Table(title="fsync + fdatasync calls per cycle (strace -c -f)")
         fsyncs.add_column("variant")
@@ -807,8 +823,8 @@ def _one_run(args: argparse.Namespace, seed: int,
     with disk_scratch(args.dir) as (directory, fs):
         names = list(args.only or DEFAULT_VARIANTS)
         if args.breakdown:  # each timed cycle's statements alone, once
-            names += [alone for cycle, alone in BREAKDOWN_VARIANTS.items()
-                      if cycle in names and alone not in names]
+            names += [split.variant for source, split in SPLITS.items()
+                      if source in names and split.variant not in names]
         variants, missing = make_variants(names, directory, args.batch)
         try:
             samples = run_rounds(variants, args.rounds, args.warmup, seed=seed)

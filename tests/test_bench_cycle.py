@@ -227,7 +227,7 @@ def test_breakdown_splits_the_embedding_cycle_into_its_statements_and_the_python
     assert no_peer is not None and no_peer["python_allowed_ms"] is None
     service = bench_cycle.breakdown(
         {"service cycle": 0.0008, "service statements alone": 0.0005, "floor": 0.0004},
-        "service cycle", "service statements alone", bench_cycle.SERVICE_VS_FLOOR)
+        bench_cycle.SPLITS["service"])
     assert service is not None
     assert service["python_ms"] == pytest.approx(0.3)
     assert service["python_allowed_ms"] == pytest.approx(0.1)  # 1.5 * 0.4 ms - 0.5 ms
