@@ -57,20 +57,12 @@ _SCHEMA_OBJECTS: Final[tuple[str, ...]] = tuple(
 """Every table and index :func:`~pausepoint.stores.sql.schema` creates, by name."""
 
 
-class _Cursor(psycopg.Cursor[tuple[Any, ...]]):
-    """The one cursor of a store connection: ``close`` keeps it open for the next statement
-    (the results it holds go with that statement's)."""
-
-    def close(self) -> None:
-        pass
-
-
 class _Connection(psycopg.Connection[tuple[Any, ...]]):
     """A psycopg connection whose ``execute`` runs every statement on one cursor instead of a
     new one each time (no cursor and adapter map to build per statement): what it returns is
     valid until the connection's next statement, which is how the store reads it."""
 
-    _cursor: _Cursor | None = None
+    _cursor: psycopg.Cursor[tuple[Any, ...]] | None = None
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
                 binary: bool = False) -> Any:
@@ -78,7 +70,7 @@ class _Connection(psycopg.Connection[tuple[Any, ...]]):
         if cur is None or binary:
             if binary:
                 return super().execute(query, params, prepare=prepare, binary=binary)
-            cur = self._cursor = _Cursor(self)
+            cur = self._cursor = psycopg.Cursor(self)
         return cur.execute(query, params, prepare=prepare)
 
 

@@ -48,14 +48,6 @@ size it was made with."""
 MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
 
 
-class _Cursor(sqlite3.Cursor):
-    """The one cursor of a store connection: ``close`` keeps it open for the next statement
-    (every statement the store runs is read to its end, so no statement is left open)."""
-
-    def close(self) -> None:
-        pass
-
-
 class _Connection(sqlite3.Connection):
     """A sqlite3 connection whose ``execute`` runs every statement on one cursor, as the
     PostgreSQL store's does: sqlite3's own makes a cursor per statement and keeps a weak
@@ -67,7 +59,7 @@ class _Connection(sqlite3.Connection):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.execute = self.cursor(_Cursor).execute  # type: ignore[method-assign]
+        self.execute = self.cursor().execute  # type: ignore[method-assign]
 
 
 class SqliteStore(SqlStore):
