@@ -31,6 +31,7 @@ Usage::
     python bench/bench_cycle.py --only harness --rounds 100   # one variant (e.g. for strace)
     python bench/bench_cycle.py --runs 10          # 10 runs: each ratio's spread, runs meeting it
     python bench/bench_cycle.py --breakdown        # also: how much of the cycle is Python
+    python bench/bench_cycle.py --payload-bytes 8000   # every cycle asks an 8 KB bigger payload
 
 A ratio near its target meets it in some runs and not in others, as the machine's speed drifts
 (a slow disk or a busy neighbour inflates LangGraph's seven commits more than a cycle's two).
@@ -77,10 +78,33 @@ from pausepoint.engine.service import ResumeRequest
 from pausepoint.stores import SqliteStore, StoreBundle
 from pausepoint.stores.sqlite import PAGE_SIZE as STORE_PAGE_SIZE
 
-SCRIPT: list[dict[str, Any]] = [
-    {"op": "interrupt", "name": "approve", "payload": {"amount": 12}}, {"op": "end"}]
 RESPONSE = {"approved": True}
-PAYLOAD = {"amount": 12}
+PAYLOAD: Final[dict[str, Any]] = {"amount": 12}
+"""Issue 15's question: what every cycle asks (its payload), unless ``--payload-bytes``."""
+FLOOR_ROW: Final = 800
+"""The floor's row, in bytes: about a pause row with :data:`PAYLOAD`."""
+
+
+def payload_of(note: int) -> dict[str, Any]:
+    """:data:`PAYLOAD`, with a ``note`` of ``note`` characters (0: no note, as it is)."""
+    if note < 0:
+        raise ValueError(f"a note has at least 0 characters, not {note}")
+    return {**PAYLOAD, "note": "x" * note} if note else dict(PAYLOAD)
+
+
+def json_bytes(value: object) -> int:
+    """The length of ``value``'s compact JSON text (ASCII here: characters are bytes)."""
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+def script_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The harness's script: one interrupt asking ``payload``, then the end."""
+    return [{"op": "interrupt", "name": "approve", "payload": payload}, {"op": "end"}]
+
+
+def _extra_bytes(payload: dict[str, Any]) -> int:
+    """How much longer ``payload``'s JSON text is than :data:`PAYLOAD`'s."""
+    return json_bytes(payload) - json_bytes(PAYLOAD)
 
 SMALL_FLOOR = "floor at the stores' page size"
 
@@ -135,7 +159,7 @@ class Floor:
 
     name = "floor"
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, payload: dict[str, Any] = PAYLOAD) -> None:
         self.conn = durable_sqlite(os.path.join(directory, "floor.db"))
         self.small = durable_sqlite(os.path.join(directory, "floor-small-pages.db"),
                                     page_size=STORE_PAGE_SIZE)
@@ -145,7 +169,7 @@ class Floor:
         self.key = Ed25519PrivateKey.generate()
         self.public = self.key.public_key()
         self.message = SIGNING_INPUT
-        self.row = "y" * 800  # about a pause row
+        self.row = "y" * (FLOOR_ROW + _extra_bytes(payload))  # about a pause row
         self.turn = 0
 
     def _commit(self, conn: sqlite3.Connection) -> float:
@@ -180,8 +204,9 @@ class ServiceCycle:
 
     name = "service"
 
-    def __init__(self, store: StoreBundle, label: str = "service cycle") -> None:
-        self.store, self.label = store, label
+    def __init__(self, store: StoreBundle, label: str = "service cycle",
+                 payload: dict[str, Any] = PAYLOAD) -> None:
+        self.store, self.label, self.payload = store, label, payload
         self.service = compose(store=store, signer=KeyRing.generate(),
                                interactions=DEFAULT_INTERACTIONS, clock=ManualClock(0),
                                ttl_ms=3_600_000).service
@@ -192,7 +217,7 @@ class ServiceCycle:
         binding = PauseBinding(run_id=run, root_run_id=run, session_id="s", thread_id=run,
                                scope="t")
         t0 = time.perf_counter()
-        token = self.service.pause(binding=binding, name="approve", payload=PAYLOAD,
+        token = self.service.pause(binding=binding, name="approve", payload=self.payload,
                                    interrupt_id=run, checkpoint_id=f"{run}@0", turn="{}").token
         self.service.resume(token, RESPONSE, self.request)
         return [(self.label, time.perf_counter() - t0)]
@@ -207,18 +232,20 @@ class HarnessCycle:
 
     name = "harness"
 
-    def __init__(self, harness: Harness, label: str = "harness cycle") -> None:
-        self.harness, self.label = harness, label
+    def __init__(self, harness: Harness, label: str = "harness cycle",
+                 payload: dict[str, Any] = PAYLOAD) -> None:
+        self.harness, self.label, self.script = harness, label, script_of(payload)
 
     @classmethod
-    def open(cls, url: str, label: str = "harness cycle") -> HarnessCycle:
+    def open(cls, url: str, label: str = "harness cycle",
+             payload: dict[str, Any] = PAYLOAD) -> HarnessCycle:
         """``Harness.open`` on a store URL (``sqlite:PATH``, ``memory:``)."""
-        return cls(Harness.open(url, ttl_ms=3_600_000), label)
+        return cls(Harness.open(url, ttl_ms=3_600_000), label, payload)
 
     def round(self) -> Samples:
         run = uuid.uuid4().hex
         t0 = time.perf_counter()
-        started = self.harness.start(SCRIPT, run_id=run, session_id="s", scope="t")
+        started = self.harness.start(self.script, run_id=run, session_id="s", scope="t")
         done = self.harness.resume(started.pauses[0].token, RESPONSE, session_id="s", scope="t")
         dt = time.perf_counter() - t0
         if done.status != "done":
@@ -230,11 +257,12 @@ class HarnessCycle:
 
 
 class LangGraphCycle:
-    """A one-node ``StateGraph`` whose node calls ``interrupt()``, on ``SqliteSaver``."""
+    """A one-node ``StateGraph`` whose node calls ``interrupt()`` with the graph's input
+    (``payload``), on ``SqliteSaver``."""
 
     name = "langgraph"
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, payload: dict[str, Any] = PAYLOAD) -> None:
         from typing import TypedDict
 
         from langgraph.checkpoint.sqlite import SqliteSaver
@@ -242,11 +270,11 @@ class LangGraphCycle:
         from langgraph.types import Command, interrupt
 
         class State(TypedDict, total=False):
-            amount: int
+            request: dict[str, Any]
             answer: dict[str, Any]
 
         def approve(state: State) -> State:
-            return {"answer": interrupt({"amount": state.get("amount", 0)})}
+            return {"answer": interrupt(state["request"])}
 
         graph = StateGraph(State)
         graph.add_node("approve", approve)
@@ -257,15 +285,19 @@ class LangGraphCycle:
         saver.setup()  # its own PRAGMA journal_mode=WAL; synchronous=FULL stays as set above
         self.app = graph.compile(checkpointer=saver)
         self.command = Command
+        self.input: dict[str, Any] = {"request": payload}
 
     def round(self) -> Samples:
         config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
         t0 = time.perf_counter()
-        first = self.app.invoke({"amount": 12}, config)
+        first = self.app.invoke(self.input, config)
         done = self.app.invoke(self.command(resume=RESPONSE), config)
         dt = time.perf_counter() - t0
-        if "__interrupt__" not in first or done.get("answer") != RESPONSE:
-            raise RuntimeError(f"the LangGraph cycle did not interrupt and resume: {done}")
+        asked = first.get("__interrupt__")
+        if not asked or asked[0].value != self.input["request"] or \
+                done.get("answer") != RESPONSE:
+            raise RuntimeError(f"the LangGraph cycle did not interrupt with its payload and "
+                               f"resume: {done}")
         return [("langgraph cycle", dt)]
 
     def close(self) -> None:
@@ -320,17 +352,18 @@ class EmbeddingCycle:
 
     name = "embedding"
 
-    def __init__(self, path: str) -> None:
-        def approve_once(ctx: pausepoint.RunContext, amount: object) -> object:
-            return ctx.ask("approve", {"amount": amount})
+    def __init__(self, path: str, payload: dict[str, Any] = PAYLOAD) -> None:
+        def approve_once(ctx: pausepoint.RunContext, request: object) -> object:
+            return ctx.ask("approve", request)
         self.engine = pausepoint.Engine.open(
             f"sqlite:{path}", agents={"approve": approve_once},
             interactions=[pausepoint.Interaction("approve")], ttl_ms=3_600_000)
+        self.payload = payload
 
     def round(self) -> Samples:
         run = uuid.uuid4().hex
         t0 = time.perf_counter()
-        started = self.engine.start("approve", PAYLOAD["amount"], run_id=run, session_id="s",
+        started = self.engine.start("approve", self.payload, run_id=run, session_id="s",
                                     scope="t")
         done = self.engine.resume(started.pauses[0].token, RESPONSE, session_id="s", scope="t")
         dt = time.perf_counter() - t0
@@ -356,10 +389,11 @@ class StatementsCycle:
     place of the recorded one, and checks that every write changed as many rows as it did when
     recorded."""
 
-    def __init__(self, directory: str, source: str = "embedding") -> None:
+    def __init__(self, directory: str, source: str = "embedding",
+                 payload: dict[str, Any] = PAYLOAD) -> None:
         split = SPLITS[source]
         self.name, self.label = split.variant, split.alone
-        self.recorded, self.run_id = _record_statements(directory, source)
+        self.recorded, self.run_id = _record_statements(directory, source, payload)
         path = os.path.join(directory, f"{self.name}.db")
         SqliteStore(path).close()  # the stores' schema and page size
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -400,18 +434,18 @@ class StatementsCycle:
         self.conn.close()
 
 
-def _record_statements(directory: str, source: str
+def _record_statements(directory: str, source: str, payload: dict[str, Any] = PAYLOAD
                        ) -> tuple[list[tuple[str, tuple[Any, ...], int]], str]:
-    """One warm cycle's statements (``source``: the embedding or the service cycle) on its
-    store's connection, each with its parameters and the rows it changed (-1 for a read), and
-    the cycle's run id."""
+    """One warm cycle's statements (``source``: the embedding or the service cycle, asking
+    ``payload``) on its store's connection, each with its parameters and the rows it changed
+    (-1 for a read), and the cycle's run id."""
     path = os.path.join(directory, f"{source}-statements-recorded.db")
     cycle: EmbeddingCycle | ServiceCycle
     if source == "embedding":
-        cycle = EmbeddingCycle(path)
+        cycle = EmbeddingCycle(path, payload)
         store = cycle.engine.deployment.store
     else:
-        cycle = ServiceCycle(SqliteStore(path))
+        cycle = ServiceCycle(SqliteStore(path), payload=payload)
         store = cycle.store
     recorded: list[tuple[str, tuple[Any, ...], int]] = []
     try:
@@ -439,9 +473,9 @@ def _record_statements(directory: str, source: str
     return recorded, str(run_id)
 
 
-def embedding_variant(directory: str) -> Variant | str:
+def embedding_variant(directory: str, payload: dict[str, Any] = PAYLOAD) -> Variant | str:
     """The embedding-API cycle (issue 8's public API for running an agent function)."""
-    return EmbeddingCycle(os.path.join(directory, "embedding.db"))
+    return EmbeddingCycle(os.path.join(directory, "embedding.db"), payload)
 
 
 DEFAULT_VARIANTS = ("floor", "service", "harness", "embedding", "langgraph", "token")
@@ -450,19 +484,22 @@ diagnostics, run with ``--breakdown`` (one more variant in each round changes wh
 run between)."""
 
 
-def make_variants(names: Sequence[str], directory: str, batch: int
-                  ) -> tuple[list[Variant], dict[str, str]]:
-    """The variants to run, and for each one that cannot run, why."""
+def make_variants(names: Sequence[str], directory: str, batch: int,
+                  payload: dict[str, Any] = PAYLOAD) -> tuple[list[Variant], dict[str, str]]:
+    """The variants to run, every cycle asking ``payload``, and for each one that cannot run,
+    why."""
     made: list[Variant] = []
     missing: dict[str, str] = {}
     factories: dict[str, Callable[[], Variant | str]] = {
-        "floor": lambda: Floor(directory),
-        "service": lambda: ServiceCycle(SqliteStore(os.path.join(directory, "service.db"))),
-        "harness": lambda: HarnessCycle.open(f"sqlite:{os.path.join(directory, 'harness.db')}"),
-        "embedding": lambda: embedding_variant(directory),
-        **{split.variant: functools.partial(StatementsCycle, directory, source)
+        "floor": lambda: Floor(directory, payload),
+        "service": lambda: ServiceCycle(SqliteStore(os.path.join(directory, "service.db")),
+                                        payload=payload),
+        "harness": lambda: HarnessCycle.open(f"sqlite:{os.path.join(directory, 'harness.db')}",
+                                             payload=payload),
+        "embedding": lambda: embedding_variant(directory, payload),
+        **{split.variant: functools.partial(StatementsCycle, directory, source, payload)
            for source, split in SPLITS.items()},
-        "langgraph": lambda: _langgraph(directory),
+        "langgraph": lambda: _langgraph(directory, payload),
         "token": lambda: TokenVerify(directory, batch),
     }
     for name in names:
@@ -474,9 +511,9 @@ def make_variants(names: Sequence[str], directory: str, batch: int
     return made, missing
 
 
-def _langgraph(directory: str) -> Variant | str:
+def _langgraph(directory: str, payload: dict[str, Any] = PAYLOAD) -> Variant | str:
     try:
-        return LangGraphCycle(directory)
+        return LangGraphCycle(directory, payload)
     except ImportError as exc:
         return f"not available ({exc}; pip install -e '.[peers]')"
 
@@ -596,8 +633,8 @@ def breakdown(medians: dict[str, float], split: Split = SPLITS["embedding"]
 
 def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: Filesystem,
            directory: str, rounds: int, started_load: tuple[float, float, float],
-           fsyncs: dict[str, float | str] | None, pages: dict[str, int] | None = None
-           ) -> dict[str, Any]:
+           fsyncs: dict[str, float | str] | None, pages: dict[str, int] | None = None,
+           payload: dict[str, Any] = PAYLOAD) -> dict[str, Any]:
     summaries = {name: Summary.of(values) for name, values in samples.items()}
     medians = {name: s.median for name, s in summaries.items()}
     ratios = []
@@ -612,6 +649,7 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
         "load_average": {"start": list(started_load), "end": list(load_average())},
         "cpus": os.cpu_count(), "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version, "page_sizes": pages or {},
+        "payload_bytes": json_bytes(payload),
         "samples": {name: {"n": s.n, "median_ms": s.median * 1e3, "p95_ms": s.p95 * 1e3}
                     for name, s in summaries.items()},
         "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
@@ -672,6 +710,10 @@ def print_report(out: dict[str, Any]) -> None:
     console.print(f"{out['rounds']} rounds, interleaved in a shuffled order; {out['cpus']} CPUs; "
                   f"load average {load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end; "
                   f"Python {out['python']}, SQLite {out['sqlite']}")
+    size = out.get("payload_bytes", json_bytes(PAYLOAD))
+    console.print(f"every cycle asks a payload of {size} bytes of JSON" + (
+        "" if size == json_bytes(PAYLOAD) else
+        f" (--payload-bytes; issue 15's targets are for its {json_bytes(PAYLOAD)}-byte payload)"))
     if out["page_sizes"]:
         console.print("page size (bytes): " + ", ".join(
             f"{name} {size}" for name, size in out["page_sizes"].items()))
@@ -734,18 +776,18 @@ def fsync_calls(summary: str) -> int:
                if (m := _SYSCALL_ROW.match(line)))
 
 
-def _strace_calls(variant: str, rounds: int, directory: str) -> int:
+def _strace_calls(variant: str, rounds: int, directory: str, note: int = 0) -> int:
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as summary:
         subprocess.run(
             ["strace", "-c", "-f", "-e", "trace=fsync,fdatasync", "-o", summary.name,
              sys.executable, __file__, "--only", variant, "--rounds", str(rounds),
-             "--warmup", "0", "--dir", directory, "--json"],
+             "--warmup", "0", "--dir", directory, "--payload-bytes", str(note), "--json"],
             check=True, stdout=subprocess.DEVNULL)
         return fsync_calls(summary.read())
 
 
-def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large: int
-                     ) -> dict[str, float | str]:
+def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large: int,
+                     note: int = 0) -> dict[str, float | str]:
     """For each variant, (calls at ``large`` rounds - calls at ``small``) / (large - small):
     what one cycle costs, without the start-up's and the schema's fsyncs."""
     if shutil.which("strace") is None:
@@ -753,7 +795,7 @@ def fsyncs_per_cycle(variants: Sequence[str], directory: str, small: int, large:
     out: dict[str, float | str] = {}
     for variant in variants:
         try:
-            calls = [_strace_calls(variant, n, directory) for n in (small, large)]
+            calls = [_strace_calls(variant, n, directory, note) for n in (small, large)]
         except subprocess.CalledProcessError as exc:
             out[variant] = f"strace failed ({exc.returncode})"
             continue
@@ -779,12 +821,18 @@ def main(argv: list[str] | None = None) -> int:
                         "cycles, each in a child process under strace -c -f")
     parser.add_argument("--fsync-rounds", default="10,60",
                         help="the two round counts the fsync count is differenced over")
+    parser.add_argument("--payload-bytes", type=int, default=0, metavar="N",
+                        help="add N characters (N bytes of JSON) to the payload every cycle "
+                        "asks, and LangGraph's graph interrupts with (default 0: issue 15's "
+                        f"{json_bytes(PAYLOAD)}-byte payload, which its targets are for)")
     parser.add_argument("--runs", type=int, default=1,
                         help="repeat the whole benchmark this many times, each run on fresh "
                         "files, and print each ratio's spread over the runs (default 1)")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.warmup < 0 or args.batch < 1 or args.runs < 1:
-        parser.error("--rounds, --batch and --runs must be at least 1, --warmup at least 0")
+    if args.rounds < 1 or args.warmup < 0 or args.batch < 1 or args.runs < 1 \
+            or args.payload_bytes < 0:
+        parser.error("--rounds, --batch and --runs must be at least 1, --warmup and "
+                     "--payload-bytes at least 0")
     small, large = _fsync_rounds(parser, args.fsync_rounds)
     outs = []
     for run in range(args.runs):
@@ -825,7 +873,8 @@ def _one_run(args: argparse.Namespace, seed: int,
         if args.breakdown:  # each timed cycle's statements alone, once
             names += [split.variant for source, split in SPLITS.items()
                       if source in names and split.variant not in names]
-        variants, missing = make_variants(names, directory, args.batch)
+        payload = payload_of(args.payload_bytes)
+        variants, missing = make_variants(names, directory, args.batch, payload)
         try:
             samples = run_rounds(variants, args.rounds, args.warmup, seed=seed)
             pages = page_sizes(directory)
@@ -836,10 +885,11 @@ def _one_run(args: argparse.Namespace, seed: int,
         if fsync_rounds is not None:
             fsyncs = fsyncs_per_cycle(
                 [v for v in ("service", "harness", "embedding", "langgraph")
-                 if v not in missing], os.path.dirname(directory), *fsync_rounds)
+                 if v not in missing], os.path.dirname(directory), *fsync_rounds,
+                note=args.payload_bytes)
         return report(samples, missing, fs=fs, directory=str(Path(directory).parent),
                       rounds=args.rounds, started_load=started_load, fsyncs=fsyncs,
-                      pages=pages)
+                      pages=pages, payload=payload)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -258,3 +259,60 @@ def test_the_statements_replay_the_cycles_writes(tmp_path: Path, source: str, la
             cycle.round()
     finally:
         cycle.close()
+
+
+def test_payload_bytes_grow_every_cycles_question(tmp_path: Path) -> None:
+    """``--payload-bytes N``: every cycle -- LangGraph's too -- asks the issue's payload with a
+    note of N characters, and the floor's row grows by as many bytes."""
+    assert bench_cycle.payload_of(0) == bench_cycle.PAYLOAD
+    payload = bench_cycle.payload_of(3000)
+    assert bench_cycle.json_bytes(payload) == bench_cycle.json_bytes(bench_cycle.PAYLOAD) + \
+        len(',"note":""') + 3000
+    names = ["floor", "service", "harness", "embedding", "langgraph"]
+    variants, missing = bench_cycle.make_variants(names, str(tmp_path), 1, payload)
+    assert not missing
+    try:
+        for variant in variants:
+            variant.round()  # LangGraph's round checks the value its graph interrupted with
+        floor = next(v for v in variants if v.name == "floor")
+        row: str = floor.row  # type: ignore[attr-defined]
+        assert len(row) == bench_cycle.FLOOR_ROW + len(',"note":""') + 3000
+    finally:
+        for variant in variants:
+            variant.close()
+    for db in ("service.db", "harness.db", "embedding.db"):
+        conn = sqlite3.connect(tmp_path / db)
+        try:
+            asked = [json.loads(text) for (text,)
+                     in conn.execute("SELECT payload FROM pausepoint_pauses")]
+        finally:
+            conn.close()
+        assert asked == [payload], db
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("langgraph.db*"))
+    assert b"x" * 3000 in stored  # the graph's input and its interrupt, checkpointed
+
+
+def test_payload_bytes_on_the_command_line(tmp_path: Path) -> None:
+    done = _run("--rounds", "1", "--warmup", "0", "--only", "service", "--payload-bytes", "100",
+                "--dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["payload_bytes"] == 13 + len(',"note":""') + 100
+    bad = _run("--rounds", "1", "--payload-bytes", "-1", "--dir", str(tmp_path))
+    assert bad.returncode == 2 and "--payload-bytes at least 0" in bad.stderr
+
+
+def test_fsync_children_ask_the_same_payload(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fsync count's child runs (under strace) time cycles asking the run's payload."""
+    calls: list[list[str]] = []
+
+    def fake_run(argv: list[str], **_kwargs: object) -> None:
+        calls.append(argv)
+
+    monkeypatch.setattr(bench_cycle.shutil, "which", lambda _name: "/usr/bin/strace")
+    monkeypatch.setattr(bench_cycle.subprocess, "run", fake_run)
+    bench_cycle.fsyncs_per_cycle(["service"], str(tmp_path), 1, 2, note=100)
+    assert len(calls) == 2
+    for argv in calls:
+        i = argv.index("--payload-bytes")
+        assert argv[i + 1] == "100" and argv[argv.index("--only") + 1] == "service"
