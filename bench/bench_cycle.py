@@ -352,11 +352,15 @@ class EmbeddingCycle:
 
     name = "embedding"
 
-    def __init__(self, path: str, payload: dict[str, Any] = PAYLOAD) -> None:
+    def __init__(self, path: str, payload: dict[str, Any] = PAYLOAD,
+                 page_size: int | None = None) -> None:
+        """On a new SQLite file at ``path``, with ``page_size`` pages (None: the store's
+        default), asking ``payload``."""
         def approve_once(ctx: pausepoint.RunContext, request: object) -> object:
             return ctx.ask("approve", request)
         self.engine = pausepoint.Engine.open(
-            f"sqlite:{path}", agents={"approve": approve_once},
+            f"sqlite:{path}" if page_size is None else SqliteStore(path, page_size=page_size),
+            agents={"approve": approve_once},
             interactions=[pausepoint.Interaction("approve")], ttl_ms=3_600_000)
         self.payload = payload
 
