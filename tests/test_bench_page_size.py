@@ -38,7 +38,7 @@ def test_every_cycle_on_every_page_size_and_payload(tmp_path: Path) -> None:
         assert row["vs_base"] == pytest.approx(row["median_ms"] / base["median_ms"])
         assert row["vs_langgraph"] == pytest.approx(
             row["median_ms"] / out["langgraph_ms"][str(note)])
-    assert out["base_page_size"] == 1024  # the default page size if timed, else the first
+    assert out["base_page_size"] == 1024  # the default page size (2048) is not timed: the first
     assert list(tmp_path.iterdir()) == []  # its scratch folder is gone
 
 

@@ -984,7 +984,7 @@ def test_sqlite_runs_in_wal_with_full_sync(tmp_path: Path) -> None:
 
 
 def test_sqlite_makes_new_files_with_small_pages_and_keeps_an_old_files(tmp_path: Path) -> None:
-    """A new file gets ``PAGE_SIZE`` pages (fewer log bytes per commit); a file made with
+    """A new file gets ``PAGE_SIZE`` pages (smaller than SQLite's default); a file made with
     another page size keeps it and its rows; a page size SQLite cannot use is a wiring error."""
     from pausepoint.stores.sqlite import PAGE_SIZE
 
@@ -1000,11 +1000,11 @@ def test_sqlite_makes_new_files_with_small_pages_and_keeps_an_old_files(tmp_path
     fresh = SqliteStore(tmp_path / "new.db")
     fresh.ledger.issue(record())
     fresh.close()
-    assert page_size(tmp_path / "new.db") == PAGE_SIZE == 1024
+    assert page_size(tmp_path / "new.db") == PAGE_SIZE == 2048
     old = SqliteStore(tmp_path / "old.db", page_size=4096)
     fill(old)
     old.close()
-    reopened = SqliteStore(tmp_path / "old.db")  # the default asks for 1 KB: not applied
+    reopened = SqliteStore(tmp_path / "old.db")  # the default asks for 2 KB: not applied
     try:
         check_filled(reopened)
         assert page_size(tmp_path / "old.db") == 4096
