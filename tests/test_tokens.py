@@ -1039,6 +1039,25 @@ def test_digests_are_openssls(text: str, key: bytes) -> None:
     assert keyed_digest(key, text) == hmac.digest(key, data, "sha256").hex()
 
 
+@pytest.mark.parametrize("extra", [-1, 0, 1, 5000])
+def test_long_texts_have_the_same_digests(extra: int) -> None:
+    """A text of more than OPENSSL_FROM bytes is hashed by OpenSSL, a shorter one by CPython's
+    own SHA-256: either way the digests are the SHA-256 and the HMAC-SHA256 (and one
+    KeyedDigest gives them for texts on both sides of the switch)."""
+    import hashlib
+    import hmac
+
+    from pausepoint.core.canonical import OPENSSL_FROM, KeyedDigest
+
+    key = bytes(range(40))
+    keyed = KeyedDigest(key)
+    for text in ("é" * ((OPENSSL_FROM + extra) // 2), "x" * (OPENSSL_FROM + extra)):
+        data = text.encode("utf-8")
+        assert digest(text) == hashlib.sha256(data).hexdigest()
+        assert keyed(text) == hmac.digest(key, data, "sha256").hex()
+        assert keyed(text[:10]) == hmac.digest(key, text[:10].encode(), "sha256").hex()
+
+
 def test_keyed_digest_refuses_a_short_key() -> None:
     """token.discloses: a payload-digest secret is bytes of at least 32 bytes."""
     for bad in (b"k" * 31, "k" * 32, bytearray(b"k" * 32)):
