@@ -49,7 +49,14 @@ from pausepoint.core.registry import Interaction
 from pausepoint.core.tokens import KeyRing
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import Deployment, compose
-from pausepoint.engine.owned import Doubt, Lost, Ownership, fencing_refused, published
+from pausepoint.engine.owned import (
+    Doubt,
+    Lost,
+    Ownership,
+    fencing_refused,
+    input_key,
+    published,
+)
 from pausepoint.engine.run import (
     Emit,
     EventKind,
@@ -259,6 +266,13 @@ class Engine:
     """Where the engine reports what it does, one event per step (:mod:`pausepoint.engine
     .tracing`; off by default)."""
 
+    input_inline_max: int = 4096
+    """The longest run input (its JSON text, in characters) kept in the run's continuation
+    data.  A longer one is kept once, beside the run, when the run is created
+    (:meth:`~pausepoint.engine.owned.Ownership.keep_input`): the continuation data is written
+    again -- and compared, as the write's condition -- at every write of the run, so an input
+    kept in it would cost every step of the run its length again."""
+
     def __init__(self, deployment: Deployment, agents: Mapping[str, Agent], *, clock: Clock,
                  owner: str, lease_ms: int, raise_errors: bool = True) -> None:
         self.deployment = deployment
@@ -305,7 +319,13 @@ class Engine:
         if agent not in self.agents:
             raise PausepointError(ErrorCode.INVALID_TRANSITION, "run.lifecycle.table",
                                   f"no agent {agent!r} is registered with this engine")
-        state = {"agent": agent, "input": data, "answers": {}, "effects": {}, "step": 0}
+        given = state_json(data)  # JSON, or refused here as before anything is written
+        state: dict[str, Any] = {"agent": agent, "answers": {}, "effects": {}, "step": 0}
+        kept = len(given) > self.input_inline_max
+        if kept:
+            state["input_key"] = input_key(run_id, given)
+        else:
+            state["input"] = data
         record = RunRecord(
             run_id=run_id, root_run_id=run_id, parent_run_id=parent_run_id or "",
             session_id=session_id, thread_id=thread_id or run_id, scope=scope,
@@ -313,6 +333,8 @@ class Engine:
 
         def go() -> RunResult:
             run = self.owned.start(record)
+            if kept:  # with the run, in its unit: a refused start keeps nothing
+                self.owned.keep_input(state["input_key"], given)
             self._started(run, data)
             return self._drive(run)
         return self._unit(go)
@@ -728,7 +750,12 @@ class Engine:
         def body(emit: Emit) -> Any:
             ctx = RunContext(self, owned, state, emit, handed[2])
             try:
-                output = agent(ctx, state["input"])
+                # a long input kept beside the run is read here, in the drive (a store failure
+                # is the drive's, not the agent's); no take-over need be written first: the
+                # input is written once, with the run, and never changes
+                data = state["input"] if "input_key" not in state \
+                    else self.owned.kept_input(state["input_key"])
+                output = agent(ctx, data)
             except Exception as exc:
                 if self._recoverable(exc):
                     raise _StoreFailed() from exc

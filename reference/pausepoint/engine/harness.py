@@ -202,6 +202,7 @@ class ScriptEngine(Engine):
     ``_continue``, ``_drive``, ``_ask``, ``_recoverable``)."""
 
     keeps_answer_first = True  # the answer commits first (_answer_kept)
+    input_inline_max = 2**62  # the script stays in the run's continuation data: read by step
 
     def __init__(self, harness: Harness, deployment: Deployment) -> None:
         super().__init__(deployment, {SCRIPT_AGENT: harness._interpret}, clock=harness.clock,

@@ -23,6 +23,7 @@ import attrs
 
 from pausepoint.core import lifecycle as lc
 from pausepoint.core import runs
+from pausepoint.core.canonical import digest
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
 from pausepoint.core.jsontext import loads
@@ -177,6 +178,21 @@ class Ownership:
         if result is not None:
             self.service.payloads.record(f"{run_id}#effect#{key}", json.dumps(result))
 
+    def keep_input(self, key: str, text: str) -> None:
+        """Keep a run's input (its JSON text) under ``key`` (:func:`input_key`), written once
+        with the run: the run's continuation data names the key instead of holding the
+        text."""
+        self.service.payloads.record(key, text)
+
+    def kept_input(self, key: str) -> Any:
+        """The input kept under ``key``; ``store_corrupt`` when it is not there (it is written
+        in the unit that creates the run, so a run that names it has it)."""
+        text = self.service.payloads.get(key)
+        if text is None:
+            raise PausepointError(ErrorCode.STORE_CORRUPT, "durability.commit-per-change",
+                                  f"the run's input {key!r} is missing from the store")
+        return loads(text)
+
     def kept_result(self, run_id: str, key: str) -> Any:
         """The kept result of the effect ``key``: None if it returned None, or if an operator
         settled it (its result is unknown)."""
@@ -304,6 +320,13 @@ class Ownership:
         if waiting and all(r.state.phase == lc.Phase.CONSUMED for r in waiting):
             return waiting[-1]
         return None
+
+
+def input_key(run_id: str, text: str) -> str:
+    """Where a run's long input (its JSON ``text``) is kept: named by its digest too, so a
+    start refused or retried with another input under the same run id never finds this
+    one."""
+    return f"{run_id}#input#{digest(text)}"
 
 
 def answer_key(interrupt_id: str) -> str:
