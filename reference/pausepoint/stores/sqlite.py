@@ -41,10 +41,10 @@ PAGE_SIZE: int = 2048
 one frame of the write-ahead log per page it dirtied (a table's leaf and each index's), and
 the commit's fsync must flush them all: smaller pages mean fewer bytes per frame, larger ones
 fewer frames (and overflow pages) for a row that does not fit a page -- a bigger payload, a
-run whose continuation data holds a bigger input.  With issue 15's 13-byte payload, 1, 2 and
-4 KB pages time within 1 % of each other for the embedding cycle, and 4 KB costs the service
-cycle 1-4 % more; with an 8 KB payload 2 KB pages take 2-3 % less than 1 KB, with 32 KB
-9-12 % less (``bench/bench_page_size.py``).  ``bench/bench_cycle.py`` times a floor on a file
+run whose continuation data holds a bigger input.  With issue 15's 13-byte payload, 1 and 2 KB
+pages time within 2 % of each other, either way, and 4 KB costs the service cycle 1-4 % more;
+with an 8 KB payload 2 KB pages take 2-3 % less than 1 KB, with 32 KB 8-12 % less
+(``bench/bench_page_size.py``).  ``bench/bench_cycle.py`` times a floor on a file
 of each page size ("floor", "floor at the stores' page size") beside the stores' cycles.  A
 file that already exists keeps the page size it was made with."""
 MIN_SQLITE: tuple[int, int, int] = (3, 24, 0)  # INSERT ... ON CONFLICT ... DO UPDATE
