@@ -68,6 +68,7 @@ from rich.table import Table
 
 import pausepoint
 from benchkit import Filesystem, Summary, add_round_options, disk_scratch, load_average
+from pausepoint.core.canonical import MAX_BYTES
 from pausepoint.core.ports import Claims
 from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
 from pausepoint.engine.clock import ManualClock
@@ -90,6 +91,20 @@ def payload_of(note: int) -> dict[str, Any]:
     if note < 0:
         raise ValueError(f"a note has at least 0 characters, not {note}")
     return {**PAYLOAD, "note": "x" * note} if note else dict(PAYLOAD)
+
+
+def note_error(note: int) -> str | None:
+    """Why a payload with a note of ``note`` characters cannot be asked (None: it can): its
+    JSON text must fit the interactions' bound, :data:`~pausepoint.core.canonical.MAX_BYTES`
+    (a longer payload is refused ``payload_invalid`` before any pause is taken)."""
+    if note < 0:
+        return f"a note has at least 0 characters, not {note}"
+    size = json_bytes(payload_of(note))
+    if size > MAX_BYTES:
+        return (f"a note of {note} characters makes a payload of {size} bytes of JSON, over "
+                f"the interactions' bound of {MAX_BYTES} (at most "
+                f"{note - (size - MAX_BYTES)} characters)")
+    return None
 
 
 def json_bytes(value: object) -> int:
@@ -837,6 +852,9 @@ def main(argv: list[str] | None = None) -> int:
             or args.payload_bytes < 0:
         parser.error("--rounds, --batch and --runs must be at least 1, --warmup and "
                      "--payload-bytes at least 0")
+    too_long = note_error(args.payload_bytes)
+    if too_long is not None:
+        parser.error(f"--payload-bytes: {too_long}")
     small, large = _fsync_rounds(parser, args.fsync_rounds)
     outs = []
     for run in range(args.runs):

@@ -44,6 +44,7 @@ from bench_cycle import (
     Variant,
     _langgraph,
     json_bytes,
+    note_error,
     page_sizes,
     payload_of,
     run_rounds,
@@ -169,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rounds must be at least 1, --warmup at least 0")
     sizes = _ints(parser, "--page-sizes", args.page_sizes, 512)
     notes = _ints(parser, "--payload-bytes", args.payload_bytes, 0)
+    for note in notes:
+        too_long = note_error(note)
+        if too_long is not None:
+            parser.error(f"--payload-bytes: {too_long}")
     bad = [s for s in sizes if s > 65536 or s & (s - 1)]
     if bad:
         parser.error(f"--page-sizes: {bad[0]} is not a power of two from 512 to 65536")

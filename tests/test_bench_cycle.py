@@ -299,6 +299,13 @@ def test_payload_bytes_on_the_command_line(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["payload_bytes"] == 13 + len(',"note":""') + 100
     bad = _run("--rounds", "1", "--payload-bytes", "-1", "--dir", str(tmp_path))
     assert bad.returncode == 2 and "--payload-bytes at least 0" in bad.stderr
+    # a payload over the interactions' bound would be refused payload_invalid mid-run: the
+    # flag is refused first, with the longest note that fits
+    assert bench_cycle.note_error(65513) is None
+    long = _run("--rounds", "1", "--payload-bytes", "65514", "--dir", str(tmp_path))
+    assert long.returncode == 2, long.stderr
+    assert "65537 bytes of JSON, over the interactions' bound of 65536 (at most 65513" \
+        in long.stderr
 
 
 def test_fsync_children_ask_the_same_payload(tmp_path: Path,

@@ -57,6 +57,7 @@ def test_prints_a_table(tmp_path: Path) -> None:
     (("--page-sizes", "1024,1024"), "different numbers"),
     (("--payload-bytes", "-5"), "at least 0"),
     (("--payload-bytes", "lots"), "numbers separated by commas"),
+    (("--payload-bytes", "0,70000"), "over the interactions' bound of 65536"),
     (("--rounds", "0"), "--rounds must be at least 1"),
 ])
 def test_bad_flags_are_refused(tmp_path: Path, flags: tuple[str, ...], message: str) -> None:
