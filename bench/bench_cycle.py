@@ -97,8 +97,6 @@ def note_error(note: int) -> str | None:
     """Why a payload with a note of ``note`` characters cannot be asked (None: it can): its
     JSON text must fit the interactions' bound, :data:`~pausepoint.core.canonical.MAX_BYTES`
     (a longer payload is refused ``payload_invalid`` before any pause is taken)."""
-    if note < 0:
-        return f"a note has at least 0 characters, not {note}"
     size = json_bytes(payload_of(note))
     if size > MAX_BYTES:
         return (f"a note of {note} characters makes a payload of {size} bytes of JSON, over "
@@ -729,7 +727,7 @@ def print_report(out: dict[str, Any]) -> None:
     console.print(f"{out['rounds']} rounds, interleaved in a shuffled order; {out['cpus']} CPUs; "
                   f"load average {load['start'][0]:.2f} at start, {load['end'][0]:.2f} at end; "
                   f"Python {out['python']}, SQLite {out['sqlite']}")
-    size = out.get("payload_bytes", json_bytes(PAYLOAD))
+    size = out["payload_bytes"]
     console.print(f"every cycle asks a payload of {size} bytes of JSON" + (
         "" if size == json_bytes(PAYLOAD) else
         f" (--payload-bytes; issue 15's targets are for its {json_bytes(PAYLOAD)}-byte payload)"))
@@ -841,8 +839,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fsync-rounds", default="10,60",
                         help="the two round counts the fsync count is differenced over")
     parser.add_argument("--payload-bytes", type=int, default=0, metavar="N",
-                        help="add N characters (N bytes of JSON) to the payload every cycle "
-                        "asks, and LangGraph's graph interrupts with (default 0: issue 15's "
+                        help="add a note of N characters to the payload every cycle asks, "
+                        "and LangGraph's graph interrupts with (default 0: issue 15's "
                         f"{json_bytes(PAYLOAD)}-byte payload, which its targets are for)")
     parser.add_argument("--runs", type=int, default=1,
                         help="repeat the whole benchmark this many times, each run on fresh "

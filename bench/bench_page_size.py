@@ -49,7 +49,7 @@ from bench_cycle import (
     payload_of,
     run_rounds,
 )
-from benchkit import Summary, add_round_options, disk_scratch, load_average
+from benchkit import Summary, add_round_options, disk_scratch, int_list, load_average
 from pausepoint.stores.sqlite import PAGE_SIZE, SqliteStore
 
 CYCLES = ("embedding", "service")
@@ -144,16 +144,6 @@ def print_report(out: dict[str, Any], rounds: int) -> None:
     console.print(f"the stores' default page size: {out['default_page_size']} bytes")
 
 
-def _ints(parser: argparse.ArgumentParser, flag: str, text: str, least: int) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",")]
-    except ValueError:
-        parser.error(f"{flag} takes numbers separated by commas, not {text!r}")
-    if any(v < least for v in values) or len(set(values)) != len(values):
-        parser.error(f"{flag} takes different numbers of at least {least}, not {text!r}")
-    return values
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -168,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.warmup < 0:
         parser.error("--rounds must be at least 1, --warmup at least 0")
-    sizes = _ints(parser, "--page-sizes", args.page_sizes, 512)
-    notes = _ints(parser, "--payload-bytes", args.payload_bytes, 0)
+    sizes = int_list(parser, "--page-sizes", args.page_sizes, 512)
+    notes = int_list(parser, "--payload-bytes", args.payload_bytes, 0)
     for note in notes:
         too_long = note_error(note)
         if too_long is not None:

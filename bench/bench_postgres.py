@@ -60,7 +60,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from benchkit import disk_scratch, percentile
+from benchkit import disk_scratch, int_list, percentile
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import compose
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS
@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON, "
                         "on the last line")
     args = parser.parse_args(argv)
-    sweep = [int(n) for n in args.resumers.split(",")]
+    sweep = int_list(parser, "--resumers", args.resumers, 1)
     paths = args.paths.split(",")
     if unknown := set(paths) - set(PATHS):
         parser.error(f"unknown --paths {sorted(unknown)}; known: {', '.join(PATHS)}")

@@ -104,6 +104,18 @@ def load_average() -> tuple[float, float, float]:
     return os.getloadavg()
 
 
+def int_list(parser: argparse.ArgumentParser, flag: str, text: str, least: int) -> list[int]:
+    """``flag``'s value ``text``: different whole numbers of at least ``least``, separated by
+    commas (``1,2,4,8``); anything else is the parser's usage error, naming the flag."""
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        parser.error(f"{flag} takes numbers separated by commas, not {text!r}")
+    if any(v < least for v in values) or len(set(values)) != len(values):
+        parser.error(f"{flag} takes different numbers of at least {least}, not {text!r}")
+    return values
+
+
 def add_round_options(parser: argparse.ArgumentParser, rounds: int) -> None:
     """``--rounds``, ``--warmup`` and ``--dir``, as the interleaved benchmarks take them (with
     :func:`disk_scratch` for ``--dir``)."""

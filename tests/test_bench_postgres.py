@@ -46,3 +46,15 @@ def test_runs_every_point_and_its_figures_add_up(tmp_path: Path) -> None:
             assert f"{cores} cores x 1000 ms / {ms:.3f} ms = {cores * 1000 / ms:.0f}" \
                 in done.stdout
     assert list(tmp_path.iterdir()) == []  # its scratch folder is gone
+
+
+def test_a_bad_resumers_sweep_is_a_usage_error(tmp_path: Path) -> None:
+    """Refused before anything runs (no server needed), naming the flag."""
+    for sweep, message in (("1,x", "numbers separated by commas"),
+                           ("0,2", "different numbers of at least 1"),
+                           ("2,2", "different numbers of at least 1")):
+        done = subprocess.run(
+            [sys.executable, str(REPO / "bench" / "bench_postgres.py"), "--resumers", sweep,
+             "--dir", str(tmp_path)],
+            check=False, capture_output=True, text=True, timeout=120, cwd=REPO, env=os.environ)
+        assert done.returncode == 2 and f"--resumers takes {message}" in done.stderr, sweep
