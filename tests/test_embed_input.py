@@ -131,6 +131,8 @@ def test_a_missing_kept_input_is_store_corrupt(any_store_spec: StoreSpec,
     with pytest.raises(PausepointError) as lost:
         engine.start("echo", LONG, run_id="r1")
     assert lost.value.code is ErrorCode.STORE_CORRUPT and seen == []
+    ended = engine.deployment.service.runs.get("r1")
+    assert ended is not None and ended.status == RunStatus.ERROR  # not left running
     engine.close()
 
 

@@ -750,9 +750,11 @@ class Engine:
         def body(emit: Emit) -> Any:
             ctx = RunContext(self, owned, state, emit, handed[2])
             try:
-                # a long input kept beside the run is read here, in the drive (a store failure
-                # is the drive's, not the agent's); no take-over need be written first: the
-                # input is written once, with the run, and never changes
+                # a long input kept beside the run is read here, in the drive: a store that
+                # does not answer leaves the run running for a restart (as any store failure
+                # in a drive), one that lost the input ends it in error (store_corrupt).  No
+                # take-over need be written first: the input is written once, with the run,
+                # and never changes
                 data = state["input"] if "input_key" not in state \
                     else self.owned.kept_input(state["input_key"])
                 output = agent(ctx, data)
