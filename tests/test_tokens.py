@@ -7,6 +7,7 @@ go through :func:`pausepoint.core.clauses.clause`, which fails on an id not in t
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import math
 import re
@@ -374,6 +375,45 @@ def test_trailing_bits_alias_refused(ring: KeyRing) -> None:
                 assert err.code is ErrorCode.TOKEN_MALFORMED
                 assert err.clause == clause("token.parse.strict")
     assert aliased_any  # the test really exercised an alias
+
+
+def test_b64url_decode_accepts_exactly_the_canonical_texts() -> None:
+    """token.parse.strict: of every text of up to 3 characters over the alphabet and the
+    characters around it, b64url_decode accepts exactly what b64url_encode writes for some
+    bytes (of 1 or 2), and returns those bytes: a last character with stray low bits, a
+    length of 1 mod 4, padding or another alphabet's character is refused."""
+    canonical = {b64url_encode(bytes(raw)): bytes(raw)
+                 for raw in itertools.chain(itertools.product(range(256), repeat=1),
+                                            itertools.product(range(256), repeat=2))}
+    chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=. \n\x00\u00e9"
+    accepted = 0
+    for length in range(4):
+        for picked in itertools.product(chars, repeat=length):
+            text = "".join(picked)
+            try:
+                raw = b64url_decode(text)
+            except ValueError:
+                assert text not in canonical
+                continue
+            assert canonical.get(text) == raw
+            accepted += 1
+    assert accepted == len(canonical)
+
+
+@given(st.binary(min_size=1, max_size=80))
+def test_b64url_round_trip_and_every_alias_refused(raw: bytes) -> None:
+    """token.parse.strict: a longer text decodes back to its bytes, and every other last
+    character -- an alias that sets stray bits, or other bytes' encoding -- never decodes to
+    the same bytes."""
+    text = b64url_encode(raw)
+    assert b64url_decode(text) == raw
+    for other in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_":
+        if other == text[-1]:
+            continue
+        try:
+            assert b64url_decode(text[:-1] + other) != raw
+        except ValueError:
+            pass
 
 
 def test_truncation_at_every_length(ring: KeyRing, token: str) -> None:
