@@ -377,6 +377,30 @@ def test_trailing_bits_alias_refused(ring: KeyRing) -> None:
     assert aliased_any  # the test really exercised an alias
 
 
+def test_splitting_the_token_just_minted_or_verified(ring: KeyRing) -> None:
+    """token.integrity: token_parts and token_signature answer, for the token this process
+    just minted or verified, what rebuilding the token answers -- and nothing for other
+    claims, another key id, or an equal token that is not the one minted (it is rebuilt)."""
+    claims = make_claims()
+    token, kid = ring.mint(claims)
+    signature = token.rsplit(".", 1)[1]
+    other = make_claims(scope="elsewhere")
+    assert token_signature(token, kid, claims) == signature
+    assert token_parts(token, claims) == (kid, signature)
+    assert token_parts(token, other) is None
+    assert token_signature(token, kid, other) is None
+    assert token_signature(token, "k-other", claims) is None
+    copy = "".join(list(token))
+    assert copy == token and copy is not token
+    assert token_parts(copy, claims) == (kid, signature)
+    assert token_parts(copy[:-2] + "AA", claims) == (kid, copy[:-2].rsplit(".", 1)[1] + "AA")
+    verified = ring.verify(token)
+    assert verified == claims and verified is not claims
+    assert token_parts(token, verified) == (kid, signature)
+    assert token_parts(token, other) is None
+    assert token_parts(token, claims) == (kid, signature)
+
+
 def test_b64url_decode_accepts_exactly_the_canonical_texts() -> None:
     """token.parse.strict: of every text of up to 3 characters over the alphabet and the
     characters around it, b64url_decode accepts exactly what b64url_encode writes for some

@@ -318,6 +318,15 @@ issue, a resume's decoded by its verify and then checked by its consume -- each 
 (frozen) object, whose part is then not encoded again."""
 
 
+_LAST_TOKEN: Final[list[tuple[object, str, object, str]]] = [(None, "", None, "")]
+"""The token last minted or verified in this process, with its key id, its claims and its
+signature part: one tuple, replaced as one.  A pause's token is minted and then split by its
+issue to store it (:func:`token_signature`), a resume's verified and then split by its consume
+(:func:`token_parts`) -- each time the same token and claims objects, which were then just
+found to be exactly :func:`token_text` of that key id, claims and signature, so they are not
+rebuilt and compared again."""
+
+
 def _signing_input(header: str, claims: Claims) -> str:
     """``pp1.<header>.<claims>``: what is signed, ``header`` being :func:`header_part` of the
     signing key, and the claims' part the base64url of :func:`claims_json`; the token is this,
@@ -347,6 +356,9 @@ def token_signature(token: str, kid: str, claims: Claims) -> str | None:
     refuses)."""
     if type(token) is not str:
         return None
+    last = _LAST_TOKEN[0]
+    if last[0] is token and last[2] is claims and last[1] == kid:
+        return last[3]
     signature = token[token.rfind(".") + 1:]
     try:
         again = token_text(kid, claims, signature)
@@ -361,6 +373,9 @@ def token_parts(token: object, claims: Claims) -> tuple[str, str] | None:
     these claims).  Checks nothing about the signature itself (:meth:`KeyRing.verify` does)."""
     if type(token) is not str:
         return None
+    last = _LAST_TOKEN[0]
+    if last[0] is token and last[2] is claims:
+        return last[1], last[3]
     parts = token.split(".")
     if len(parts) != 4 or parts[0] != PREFIX:
         return None
@@ -596,11 +611,13 @@ class KeyRing:
         except (TypeError, ValueError) as exc:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims cannot be minted: {exc}") from None
-        token = signing_input + "." + b64url_encode(key.sign(signing_input.encode("ascii")))
+        signature = b64url_encode(key.sign(signing_input.encode("ascii")))
+        token = signing_input + "." + signature
         if len(token) > MAX_TOKEN_LENGTH:
             raise PausepointError(ErrorCode.TOKEN_MALFORMED, _PARSE,
                                   f"claims too long: the token would exceed {MAX_TOKEN_LENGTH} "
                                   "characters")
+        _LAST_TOKEN[0] = (token, key.kid, claims, signature)
         return token, key.kid
 
     def verify(self, token: object) -> Claims:
@@ -640,6 +657,7 @@ class KeyRing:
         claims = _fast_claims(claims_raw)
         if claims is not None:  # the claims' canonical text is claims_raw, whose part this is
             _LAST_CLAIMS[0] = (claims, parts[2])
+            _LAST_TOKEN[0] = (token, key.kid, claims, parts[3])
         return claims
 
     def _verify(self, token: object) -> Claims:
