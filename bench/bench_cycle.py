@@ -635,10 +635,11 @@ VARIANTS = DEFAULT_VARIANTS + tuple(split.variant for split in SPLITS.values())
 def breakdown(medians: dict[str, float], split: Split = SPLITS["embedding"]
               ) -> dict[str, float | None] | None:
     """Where ``split``'s cycle's time goes (medians in seconds): its statements and crypto
-    alone (:class:`StatementsCycle`), the rest -- pausepoint's Python --, and how much that
-    Python may take for the cycle to meet its target (the embedding cycle's against
-    LangGraph's, the service cycle's against the floor).  None without both the cycle and its
-    statements."""
+    alone (:class:`StatementsCycle`), the rest -- pausepoint's Python, run with caches as cold
+    as the cycle's (the statements replay touches far fewer cache lines, so most of a cold
+    cache's cost lands here: ``bench_cold.py``) --, and how much that Python may take for the
+    cycle to meet its target (the embedding cycle's against LangGraph's, the service cycle's
+    against the floor).  None without both the cycle and its statements."""
     took, bare = medians.get(split.ratio.numerator), medians.get(split.alone)
     if took is None or bare is None:
         return None
@@ -768,7 +769,8 @@ def print_report(out: dict[str, Any]) -> None:
         console.print(
             f"{spec.ratio.numerator} {split['cycle_ms']:.3f} ms = its statements, commits, sign "
             f"and verify alone {split['statements_alone_ms']:.3f} ms + pausepoint's Python "
-            f"{split['python_ms']:.3f} ms ({split['python_share']:.0%})"
+            f"{split['python_ms']:.3f} ms ({split['python_share']:.0%}; the Python with the cost "
+            "of its cold caches, which bench_cold.py measures)"
             + ("" if allowed is None else
                f"; at {spec.ratio.target:.2f} {spec.against} the Python may take "
                f"{allowed:.3f} ms"))
