@@ -311,13 +311,6 @@ def _kid_of_header(part: str) -> str | None:
     return kid
 
 
-_LAST_CLAIMS: Final[list[tuple[object, str]]] = [(None, "")]
-"""The claims whose token part was last written or read, and that part: one tuple, replaced
-as one.  A pause's claims are encoded by its mint and then checked against the token by its
-issue, a resume's decoded by its verify and then checked by its consume -- each time the same
-(frozen) object, whose part is then not encoded again."""
-
-
 _LAST_TOKEN: Final[list[tuple[object, str, object, str]]] = [(None, "", None, "")]
 """The token last minted or verified in this process, with its key id, its claims and its
 signature part: one tuple, replaced as one.  A pause's token is minted and then split by its
@@ -332,12 +325,7 @@ def _signing_input(header: str, claims: Claims) -> str:
     signing key, and the claims' part the base64url of :func:`claims_json`; the token is this,
     a dot and the signature's base64url.  Raises TypeError or ValueError for claims
     :func:`claims_json` refuses."""
-    last = _LAST_CLAIMS[0]
-    if last[0] is claims:
-        part = last[1]
-    else:
-        part = b64url_encode(claims_json(claims).encode("utf-8"))
-        _LAST_CLAIMS[0] = (claims, part)
+    part = b64url_encode(claims_json(claims).encode("utf-8"))
     return ".".join((PREFIX, header, part))
 
 
@@ -656,7 +644,6 @@ class KeyRing:
                                   "token invalid: the signature does not verify")
         claims = _fast_claims(claims_raw)
         if claims is not None:  # the claims' canonical text is claims_raw, whose part this is
-            _LAST_CLAIMS[0] = (claims, parts[2])
             _LAST_TOKEN[0] = (token, key.kid, claims, parts[3])
         return claims
 
