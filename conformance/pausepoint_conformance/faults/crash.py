@@ -77,12 +77,14 @@ import contextlib
 import importlib
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -694,7 +696,17 @@ pausepoint): each is a process of its own that dies by ``SIGKILL`` as before, bu
 milliseconds instead of paying the interpreter's start and the imports (about half a second)
 two or three times per case.  Its spec -- which holds the store's location, a PostgreSQL DSN
 with its password -- goes to it through the server's socket, never on a command line, where
-``ps`` shows it to every user of the machine."""
+``ps`` shows it to every user of the machine.  As with every start method but ``fork``, each
+worker imports the calling program's main module first: a script that runs the crash tool
+keeps its own work under ``if __name__ == "__main__":``."""
+
+
+_POLLS: Final = threading.Lock()
+"""Held to start a worker and to read a worker's exit status: ``Process.start`` polls every
+running child (``multiprocessing.process._cleanup``), and two threads polling one fork-server
+child both read its status pipe -- one gets the status, the other end of file, which
+multiprocessing reports as exit code 255 (seen here: about 1 case in 150 with the cases run in
+parallel)."""
 
 
 def _forked_worker(spec: dict[str, Any], out: str, err: str) -> None:
@@ -721,14 +733,21 @@ def _run_worker(spec: dict[str, Any], timeout: float = 120.0) -> subprocess.Comp
     with tempfile.TemporaryDirectory(prefix="pp-worker-") as tmp:
         out, err = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
         proc = _FORKS.Process(target=_forked_worker, args=(spec, out, err), daemon=True)
-        proc.start()
-        proc.join(timeout)
-        if proc.exitcode is None:
-            proc.kill()
-            proc.join()
+        with _POLLS:
+            proc.start()
+        # wait for the exit status to arrive without reading it, then read it under the lock
+        ended = bool(multiprocessing.connection.wait([proc.sentinel], timeout))
+        with _POLLS:
+            if not ended:
+                proc.kill()
+        if not ended:
+            multiprocessing.connection.wait([proc.sentinel])
+        with _POLLS:
+            code = proc.exitcode
+            assert code is not None  # its status arrived: the sentinel was readable
+            proc.close()
+        if not ended:
             raise subprocess.TimeoutExpired(f"crash worker {spec.get('proc')}", timeout)
-        code = proc.exitcode
-        proc.close()
         texts = [Path(path).read_text(encoding="utf-8", errors="replace")
                  if os.path.exists(path) else "" for path in (out, err)]
     return subprocess.CompletedProcess([_MODULE, str(spec.get("proc"))], code, texts[0],
