@@ -10,7 +10,9 @@ On SQLite and on PostgreSQL.  Two deliberately broken variants show the checks b
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from pausepoint_conformance.faults.crash import (
     AdapterCrashReport,
     Case,
     CrashReport,
+    _run_worker,
     cancel_from,
     crash_adapter,
     dry_run,
@@ -320,3 +323,15 @@ def test_broken_skip_cancels_is_caught(tmp_path: Path) -> None:
     stuck = [r for r in report.results if any("not cancelled: cancelling" in v
                                               for v in r.violations)]
     assert stuck, [r.violations for r in report.results]
+
+
+def test_workers_started_and_joined_from_many_threads_keep_their_exit_codes(
+        tmp_path: Path) -> None:
+    """Workers started and waited for from several threads at once (as the orchestrator's
+    pool does) each report their own death by SIGKILL: no thread reads another's exit status
+    (which multiprocessing then reports as 255)."""
+    files = prepare(sqlite_factory(str(tmp_path)), str(tmp_path))
+    spec = {"files": files.to_json(), "proc": "first", "die_at": 1, "when": "before"}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        codes = list(pool.map(lambda _i: _run_worker(spec).returncode, range(400)))
+    assert codes == [-signal.SIGKILL] * len(codes), sorted(set(codes))

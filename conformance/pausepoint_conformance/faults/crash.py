@@ -737,10 +737,8 @@ def _run_worker(spec: dict[str, Any], timeout: float = 120.0) -> subprocess.Comp
             proc.start()
         # wait for the exit status to arrive without reading it, then read it under the lock
         ended = bool(multiprocessing.connection.wait([proc.sentinel], timeout))
-        with _POLLS:
-            if not ended:
-                proc.kill()
         if not ended:
+            proc.kill()  # a signal: reads no status
             multiprocessing.connection.wait([proc.sentinel])
         with _POLLS:
             code = proc.exitcode
