@@ -37,7 +37,9 @@ A ratio near its target meets it in some runs and not in others, as the machine'
 (a slow disk or a busy neighbour inflates LangGraph's seven commits more than a cycle's two).
 ``--runs N`` repeats the whole benchmark N times, each run on fresh files and with its own
 shuffled order, and prints each ratio's lowest, median and highest value over the runs and in
-how many of them it met its target.
+how many of them it met its target.  Issue 15's Done-when asks them all of one run: each run
+says whether it met every ratio the Done-when names (:data:`DONE_WHEN`), and ``--runs N``
+counts the runs that did.
 """
 
 from __future__ import annotations
@@ -593,16 +595,45 @@ RATIOS = (
 )
 """Issue 15's table: each ratio of medians, and its target (at most)."""
 
-EMBEDDING_VS_LANGGRAPH = next(r for r in RATIOS if (r.numerator, r.denominator)
-                              == ("embedding cycle", "langgraph cycle"))
+
+
+def ratio_of(numerator: str, denominator: str) -> Ratio:
+    """The ratio of :data:`RATIOS` with this numerator and denominator."""
+    return next(r for r in RATIOS if (r.numerator, r.denominator) == (numerator, denominator))
+
+
+EMBEDDING_VS_LANGGRAPH = ratio_of("embedding cycle", "langgraph cycle")
+SERVICE_VS_FLOOR = ratio_of("service cycle", "floor")
+
+DONE_WHEN: Final = (
+    (ratio_of("harness cycle", "langgraph cycle"), EMBEDDING_VS_LANGGRAPH),
+    (SERVICE_VS_FLOOR,),
+    (ratio_of("token verify", "raw ed25519 verify"),),
+)
+"""The ratios issue 15's Done-when names, in groups: a run meets it when each group has a ratio
+that meets its target -- the harness *or* the embedding-API cycle against LangGraph's, the
+service cycle against the floor, token verify against a raw verify.  (Its other figure, the
+suite plus 1,000 vectors, is ``bench_conformance.py``'s.)"""
+
+
+def done_when_missed(out: dict[str, Any]) -> list[str] | None:
+    """What of :data:`DONE_WHEN` the run ``out`` (:func:`report`) misses, one line per group
+    ([]: it meets every one), or None when it measured no ratio of some group."""
+    values = {r["what"]: r["value"] for r in out["ratios"]}
+    missed = []
+    for group in DONE_WHEN:
+        measured = [(r, v) for r in group if (v := values.get(r.what)) is not None]
+        if not measured:
+            return None
+        if not any(v <= r.target for r, v in measured):
+            missed.append(" and ".join(f"{r.what} {v:.3f} > {r.target:.2f}"
+                                       for r, v in measured))
+    return missed
 
 
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e3
 
-
-SERVICE_VS_FLOOR = next(r for r in RATIOS if (r.numerator, r.denominator)
-                        == ("service cycle", "floor"))
 
 
 @attrs.frozen
@@ -670,7 +701,8 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
         "payload_bytes": json_bytes(payload),
         "samples": {name: {"n": s.n, "median_ms": s.median * 1e3, "p95_ms": s.p95 * 1e3}
                     for name, s in summaries.items()},
-        "not_available": missing, "ratios": ratios, "fsyncs_per_cycle": fsyncs,
+        "not_available": missing, "ratios": ratios,
+        "done_when_missed": done_when_missed({"ratios": ratios}), "fsyncs_per_cycle": fsyncs,
         **{split.key: breakdown(medians, split) for split in SPLITS.values()},
     }
 
@@ -713,10 +745,27 @@ def print_runs(outs: Sequence[dict[str, Any]], spread: Sequence[dict[str, Any]])
     seconds.add_column("run", justify="right")
     for name in names:
         seconds.add_column(name, justify="right")
-    for i, out in enumerate(outs, 1):
+    seconds.add_column("Done-when ratios all met")
+    verdicts = [out.get("done_when_missed") for out in outs]
+    for i, (out, missed) in enumerate(zip(outs, verdicts, strict=True), 1):
         seconds.add_row(str(i), *(f"{out['samples'][n]['median_ms']:.3f}"
-                                  if n in out["samples"] else "-" for n in names))
+                                  if n in out["samples"] else "-" for n in names),
+                        "-" if missed is None else "no" if missed else "yes")
     console.print(seconds)
+    measured = [missed for missed in verdicts if missed is not None]
+    console.print(f"runs meeting every ratio of issue 15's Done-when at once: "
+                  f"{sum(1 for missed in measured if not missed)} of {len(measured)}"
+                  + ("" if len(measured) == len(outs) else
+                     f" (the other {len(outs) - len(measured)} did not measure them all)"))
+
+
+def _done_when_line(missed: list[str] | None) -> str:
+    """What :func:`done_when_missed` found, as a sentence."""
+    if missed is None:
+        return "issue 15's Done-when ratios: not all measured in this run"
+    if not missed:
+        return "issue 15's Done-when ratios: every one met in this run"
+    return "issue 15's Done-when ratios: not met in this run -- " + "; ".join(missed)
 
 
 def print_report(out: dict[str, Any]) -> None:
@@ -761,6 +810,7 @@ def print_report(out: dict[str, Any]) -> None:
                        *("-" if ms is None else f"{ms:.3f}"
                          for ms in (r["measured_ms"], r["allowed_ms"])), r["note"])
     console.print(ratios)
+    console.print(_done_when_line(out["done_when_missed"]))
     for spec in SPLITS.values():
         split = out[spec.key]
         if split is None:

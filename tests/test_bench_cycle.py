@@ -35,6 +35,7 @@ def test_prints_every_ratio_and_the_filesystem(tmp_path: Path) -> None:
     assert f"on {fs.fstype} {fs.device}" in done.stdout
     for ratio in bench_cycle.RATIOS:
         assert ratio.what in done.stdout
+    assert "issue 15's Done-when ratios: " in done.stdout
     assert "embedding API: " in done.stdout or "embedding cycle" in done.stdout
     assert list(tmp_path.iterdir()) == []  # its scratch folder is gone
 
@@ -57,6 +58,7 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
         if "embedding" not in ratio.what:
             assert measured[ratio.what] is not None, ratio.what
     assert out["samples"]["sqlite durable commit"]["n"] == 2  # two commits per floor
+    assert out["done_when_missed"] == bench_cycle.done_when_missed(out)
     for alone in ("statements alone", "service statements alone"):  # diagnostics: --breakdown
         assert alone not in out["samples"]
     assert out["embedding_breakdown"] is None and out["service_breakdown"] is None
@@ -183,6 +185,22 @@ def test_over_runs_gives_each_ratios_spread_and_the_runs_meeting_it() -> None:
     assert spread["token verify / raw Ed25519 verify"]["median"] is None
 
 
+def test_done_when_needs_one_langgraph_ratio_the_service_and_the_token_ratio() -> None:
+    missed = bench_cycle.done_when_missed
+    assert missed(_ratios(harness=0.30, embedding=0.19, service=1.4, token=1.2)) == []
+    assert missed(_ratios(harness=0.19, embedding=0.30, service=1.4, token=1.2)) == []
+    assert missed(_ratios(harness=0.20, embedding=None, service=1.5, token=1.3)) == []  # at most
+    both = missed(_ratios(harness=0.30, embedding=0.21, service=1.4, token=1.2))
+    assert both is not None and len(both) == 1
+    assert "harness cycle / LangGraph SqliteSaver cycle 0.300 > 0.20" in both[0]
+    assert "embedding-API cycle / LangGraph SqliteSaver cycle 0.210 > 0.20" in both[0]
+    assert missed(_ratios(harness=0.30, embedding=0.19, service=1.51, token=1.31)) == [
+        "service cycle / floor 1.510 > 1.50", "token verify / raw Ed25519 verify 1.310 > 1.30"]
+    # a group with no ratio measured: no verdict (the other groups' misses notwithstanding)
+    assert missed(_ratios(harness=0.30, embedding=0.30, service=None, token=1.2)) is None
+    assert missed(_ratios(harness=None, embedding=None, service=1.4, token=1.2)) is None
+
+
 def test_runs_repeats_the_benchmark_on_fresh_files(tmp_path: Path) -> None:
     done = _run("--runs", "2", "--rounds", "1", "--warmup", "0", "--only", "service",
                 "--only", "floor", "--dir", str(tmp_path), "--json")
@@ -199,6 +217,10 @@ def test_runs_repeats_the_benchmark_on_fresh_files(tmp_path: Path) -> None:
                 "--only", "floor", "--dir", str(tmp_path))
     assert text.returncode == 0, text.stderr
     assert "over 2 runs" in text.stdout and "runs meeting it" in text.stdout
+    # service and floor alone measure no LangGraph nor token ratio: no Done-when verdict
+    assert "runs meeting every ratio of issue 15's Done-when at once: 0 of 0 (the other 2 did " \
+        "not measure them all)" in text.stdout
+    assert all(run["done_when_missed"] is None for run in out["runs"])
 
 
 @pytest.mark.parametrize(("args", "says"), [
