@@ -579,6 +579,10 @@ class Ratio:
             return medians[self.numerator] / medians[self.denominator]
         return None
 
+    def met_by(self, value: float) -> bool:
+        """Whether ``value`` of this ratio meets its target (at most the target)."""
+        return value <= self.target
+
 
 RATIOS = (
     Ratio("harness cycle / LangGraph SqliteSaver cycle", "harness cycle", "langgraph cycle",
@@ -594,7 +598,6 @@ RATIOS = (
     Ratio("token verify / raw Ed25519 verify", "token verify", "raw ed25519 verify", 1.3),
 )
 """Issue 15's table: each ratio of medians, and its target (at most)."""
-
 
 
 def ratio_of(numerator: str, denominator: str) -> Ratio:
@@ -625,7 +628,7 @@ def done_when_missed(out: dict[str, Any]) -> list[str] | None:
         measured = [(r, v) for r in group if (v := values.get(r.what)) is not None]
         if not measured:
             return None
-        if not any(v <= r.target for r, v in measured):
+        if not any(r.met_by(v) for r, v in measured):
             missed.append(" and ".join(f"{r.what} {v:.3f} > {r.target:.2f}"
                                        for r, v in measured))
     return missed
@@ -633,7 +636,6 @@ def done_when_missed(out: dict[str, Any]) -> list[str] | None:
 
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1e3
-
 
 
 @attrs.frozen
@@ -690,7 +692,7 @@ def report(samples: dict[str, list[float]], missing: dict[str, str], *, fs: File
     for ratio in RATIOS:
         value = ratio.value(medians)
         ratios.append({"what": ratio.what, "value": value, "target": ratio.target,
-                       "meets": None if value is None else value <= ratio.target,
+                       "meets": None if value is None else ratio.met_by(value),
                        "measured_ms": _ms(medians.get(ratio.numerator)),
                        "allowed_ms": _ms(ratio.allowed(medians)), "note": ratio.note})
     return {
@@ -718,7 +720,7 @@ def over_runs(outs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "min": min(values, default=None),
             "median": statistics.median(values) if values else None,
             "max": max(values, default=None),
-            "met": sum(1 for v in values if v <= ratio.target), "note": ratio.note})
+            "met": sum(1 for v in values if ratio.met_by(v)), "note": ratio.note})
     return spread
 
 
@@ -746,7 +748,7 @@ def print_runs(outs: Sequence[dict[str, Any]], spread: Sequence[dict[str, Any]])
     for name in names:
         seconds.add_column(name, justify="right")
     seconds.add_column("Done-when ratios all met")
-    verdicts = [out.get("done_when_missed") for out in outs]
+    verdicts = [out["done_when_missed"] for out in outs]
     for i, (out, missed) in enumerate(zip(outs, verdicts, strict=True), 1):
         seconds.add_row(str(i), *(f"{out['samples'][n]['median_ms']:.3f}"
                                   if n in out["samples"] else "-" for n in names),

@@ -58,7 +58,14 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
         if "embedding" not in ratio.what:
             assert measured[ratio.what] is not None, ratio.what
     assert out["samples"]["sqlite durable commit"]["n"] == 2  # two commits per floor
-    assert out["done_when_missed"] == bench_cycle.done_when_missed(out)
+    # every group of the Done-when measured (the embedding ratio may be missing, the harness's
+    # is not): a verdict, each miss naming its ratio, its value and its target
+    missed = out["done_when_missed"]
+    assert isinstance(missed, list)
+    assert all(" > " in line and "/" in line for line in missed)
+    meets = {r["what"]: r["meets"] for r in out["ratios"]}  # each ratio's own verdict
+    assert len(missed) == sum(1 for group in bench_cycle.DONE_WHEN
+                              if not any(meets[r.what] for r in group))
     for alone in ("statements alone", "service statements alone"):  # diagnostics: --breakdown
         assert alone not in out["samples"]
     assert out["embedding_breakdown"] is None and out["service_breakdown"] is None
