@@ -11,6 +11,10 @@ for it far more than its instruction count says.  This benchmark shows how much,
 * **cold**: the variant's cycle timed right after ``--spin-ms`` of a busy loop that touches
   none of its code or data (a spin, not a sleep, so the CPU never idles).
 
+The spin idles the disk as well as the caches: on some disks (a VM's) the first flush after an
+idle stretch is slower than one right after another, so part of a cold cycle's penalty is its
+commits' (``bench_fsync_gap.py`` measures that alone, by the length of the gap).
+
 Each round runs every (variant, mode) pair once, in an order shuffled anew each round, on the
 real disk (``bench_cycle.py``'s files and variants).  The penalty is cold minus warm; the
 floor's penalty is the part no implementation can avoid (its sign, verify and commits run cold
