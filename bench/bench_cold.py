@@ -101,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     for column in ("what", "warm", "cold", "cold - warm", "cold / warm"):
         table.add_column(column, justify="left" if column == "what" else "right")
     for name in dict.fromkeys(n for n, _ in samples):
+        if (name, "warm") not in samples or (name, "cold") not in samples:
+            # a sample a variant takes in some of its rounds only (the floor's three
+            # sequences, one per round), not taken in either mode yet
+            table.add_row(name, *("-" if (name, mode) not in samples else
+                                  f"{Summary.of(samples[(name, mode)]).median * 1e3:.3f}"
+                                  for mode in ("warm", "cold")), "-", "-")
+            continue
         warm = Summary.of(samples[(name, "warm")]).median * 1e3
         cold = Summary.of(samples[(name, "cold")]).median * 1e3
         table.add_row(name, f"{warm:.3f}", f"{cold:.3f}", f"{cold - warm:+.3f}",

@@ -41,7 +41,8 @@ def test_prints_every_ratio_and_the_filesystem(tmp_path: Path) -> None:
 
 
 def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
-    done = _run("--rounds", "1", "--warmup", "0", "--batch", "1", "--dir", str(tmp_path),
+    # three rounds: the floor runs each of its three sequences once in every three rounds
+    done = _run("--rounds", "3", "--warmup", "0", "--batch", "1", "--dir", str(tmp_path),
                 "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -58,6 +59,8 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
         if "embedding" not in ratio.what:
             assert measured[ratio.what] is not None, ratio.what
     assert out["samples"]["sqlite durable commit"]["n"] == 2  # two commits per floor
+    for floor in ("floor", bench_cycle.SMALL_FLOOR, bench_cycle.BACK_TO_BACK_FLOOR):
+        assert out["samples"][floor]["n"] == 1, floor  # each sequence in one round of three
     # every group of the Done-when measured (the embedding ratio may be missing, the harness's
     # is not): a verdict, each miss naming its ratio, its value and its target
     missed = out["done_when_missed"]
@@ -176,6 +179,64 @@ def _ratios(**values: float | None) -> dict[str, object]:
     first word of each ratio's numerator (``harness``, ``embedding``, ``service``, ...)."""
     return {"ratios": [{"what": r.what, "value": values.get(r.numerator.split()[0])}
                        for r in bench_cycle.RATIOS]}
+
+
+def test_the_floor_runs_its_steps_in_a_cycles_order_one_sequence_per_round(
+        tmp_path: Path) -> None:
+    """The floor signs, commits, verifies and commits again, in that order (a cycle's verify
+    comes between its commits), as one sequence per round; its sample is the sum of the four
+    steps; the same on the stores' page size, and the yardstick before (commits back to back),
+    each once in every three rounds -- never two sequences in one round, so each follows
+    another variant of the rotation."""
+    floor = bench_cycle.Floor(str(tmp_path))
+    log: list[str] = []
+    try:
+        names = {id(floor.conn): "commit", id(floor.small): "commit-small"}
+
+        def commit(conn: sqlite3.Connection) -> float:
+            log.append(names[id(conn)])
+            return 0.001
+
+        class Key:
+            def sign(self, message: bytes) -> bytes:
+                log.append("sign")
+                return b"s"
+
+        class Public:
+            def verify(self, signature: bytes, message: bytes) -> None:
+                log.append("verify")
+
+        floor._commit = commit  # type: ignore[method-assign]
+        floor.key, floor.public = Key(), Public()  # type: ignore[assignment]
+        rounds = []
+        for _ in range(12):
+            log.clear()
+            samples = floor.round()
+            rounds.append((list(log), samples))
+        by_sample = {"floor": ["sign", "commit", "verify", "commit"],
+                     bench_cycle.SMALL_FLOOR: ["sign", "commit-small", "verify",
+                                               "commit-small"],
+                     bench_cycle.BACK_TO_BACK_FLOOR: ["commit", "commit", "sign", "verify"]}
+        kinds = []
+        for steps, samples in rounds:
+            kind = samples[-1][0]
+            kinds.append(kind)
+            assert steps == by_sample[kind], (kind, steps)
+            total = samples[-1][1]
+            assert total >= 0.002  # both commits are in it (0.001 each, here)
+            if kind == "floor":  # each step's sample, and the floor as their sum
+                assert [n for n, _ in samples] == ["ed25519 sign", "sqlite durable commit",
+                                                   "ed25519 verify", "sqlite durable commit",
+                                                   "floor"]
+                assert total == pytest.approx(sum(v for _, v in samples[:4]))
+            else:
+                assert len(samples) == 1
+        assert kinds[:3] == ["floor", bench_cycle.SMALL_FLOOR, bench_cycle.BACK_TO_BACK_FLOOR]
+        for block in range(0, 12, 3):  # each once in every three rounds
+            assert sorted(kinds[block:block + 3]) == sorted(by_sample), kinds
+        assert len({tuple(kinds[b:b + 3]) for b in range(3, 12, 3)}) > 1  # shuffled
+    finally:
+        floor.close()
 
 
 def test_over_runs_gives_each_ratios_spread_and_the_runs_meeting_it() -> None:
