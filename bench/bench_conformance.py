@@ -16,6 +16,7 @@ in process at most 10 s, over stdio at most 30 s.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -57,14 +58,13 @@ def configurations(only: str | None, disk: str) -> list[tuple[str, Callable[[], 
     stores.append(("memory", "memory", None))
     for label, store, where in stores:
         out.append((f"in-process  {label}",
-                    lambda store=store, where=where: ReferenceAdapter(store, scratch=where)))
+                    functools.partial(ReferenceAdapter, store, scratch=where)))
         env = dict(os.environ)
         if where:
             env["TMPDIR"] = where
-        out.append((f"stdio       {label}",
-                    lambda store=store, env=env: StdioAdapter(
-                        [sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference",
-                         "--store", store], timeout=60, env=env)))
+        out.append((f"stdio       {label}", functools.partial(
+            StdioAdapter, [sys.executable, "-m", "pausepoint_conformance.adapters.stdio_reference",
+                           "--store", store], timeout=60, env=env)))
     if only:
         out = [c for c in out if only in c[0]]
     return out

@@ -340,7 +340,7 @@ class LangGraphCycle:
         saver.setup()  # its own PRAGMA journal_mode=WAL; synchronous=FULL stays as set above
         self.app = graph.compile(checkpointer=saver)
         self.command = Command
-        self.input: dict[str, Any] = {"request": payload}
+        self.input: Any = {"request": payload}  # the graph's State (a TypedDict of __init__)
 
     def round(self) -> Samples:
         config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}

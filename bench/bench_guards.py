@@ -208,11 +208,16 @@ class PydanticAIPair:
             out = await self.guarded_agent.run("refund o-1", conversation_id=uuid.uuid4().hex)
             (asked,) = out.interrupts
             key = uuid.uuid4().hex
+            if out.result is None:
+                raise RuntimeError(f"the guarded Pydantic AI run kept no result: {out}")
             self.saved[key] = self.history.dump_json(out.result.all_messages())
             done = await self.guarded_agent.resume(
                 asked.token, {"approved": True},
                 message_history=self.history.validate_json(self.saved[key]))
-            self.saved[key] = self.history.dump_json(done.result.result.all_messages())
+            went_on = done.result.result if done.result is not None else None
+            if went_on is None:
+                raise RuntimeError(f"the guarded Pydantic AI cycle did not go on: {done}")
+            self.saved[key] = self.history.dump_json(went_on.all_messages())
             return done
         t0 = time.perf_counter()
         done = asyncio.run(cycle())
@@ -241,8 +246,10 @@ class LlamaIndexWorkflowsPair:
         class Plain(Workflow):
             @step
             async def wait(self, ctx: Context, ev: StartEvent) -> StopEvent:
+                # an Event takes any field as a keyword (its **params); its typing names none
+                asked = InputRequiredEvent(prefix="refund?")  # type: ignore[call-arg]
                 got = await ctx.wait_for_event(
-                    HumanResponseEvent, waiter_event=InputRequiredEvent(prefix="refund?"),
+                    HumanResponseEvent, waiter_event=asked,
                     waiter_id="refund", timeout=None)
                 return StopEvent(result=got.response)
 
@@ -268,7 +275,7 @@ class LlamaIndexWorkflowsPair:
                     break
             again = self.plain_wf.run(ctx=self.context.from_dict(
                 self.plain_wf, json.loads(self.saved[key])))
-            again.ctx.send_event(self.human(response="yes"))
+            again.ctx.send_event(self.human(response="yes"))  # type: ignore[call-arg]  # as above
             await again
         t0 = time.perf_counter()
         asyncio.run(cycle())
