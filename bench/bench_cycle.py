@@ -182,8 +182,8 @@ class Floor:
     after them -- is still timed ("floor, commits back to back") for comparison, and no target
     is set against it.  (It also ran the other file's two commits in the same round, right
     before these every other round, which spared them the gap after the variant before: the
-    floor warmed the disk for itself.  Measured side by side, that floor took 0.79-0.81 ms
-    where this one takes 1.00 ms.)
+    floor warmed the disk for itself.  Measured side by side on a 2-core VM, that floor took
+    0.79-0.81 ms where this one took 1.00 ms.)
 
     The floor is issue 15's yardstick: its file has SQLite's default page size, as LangGraph's
     has.  The stores make their files with smaller pages (``SqliteStore.PAGE_SIZE``), which
