@@ -39,6 +39,8 @@ from pausepoint.core.tokens import (
     HmacKey,
     KeyRing,
     SigningKey,
+    _fast_claims,
+    _parse_claims,
     b64url_decode,
     b64url_encode,
     claims_json,
@@ -786,6 +788,69 @@ def test_round_trip_property(claims: Claims) -> None:
     """token.claims, resume.token.authentic: any claims (any unicode, any int) round-trip."""
     token, _ = _ring_for_props.mint(claims)
     assert _ring_for_props.verify(token) == claims
+
+
+def _plain(claims: Claims) -> bool:
+    """Every string claim is text RFC 8785 writes as it is: no quote, backslash or control
+    character."""
+    return not any(isinstance(v, str) and re.search(r'["\\\x00-\x1f]', v)
+                   for v in attrs.astuple(claims))
+
+
+@PROPERTY
+@given(st.builds(make_claims, interrupt_id=claim_text, run_id=claim_text, scope=claim_text,
+                 name=claim_text, tool_call_id=claim_text, issued_at=claim_int,
+                 expires_at=claim_int),
+       st.lists(st.tuples(st.integers(0, 4000), st.integers(0, 3),
+                          st.text(alphabet='"\\,:{}-0123456789 .eE\x00\x1f\u00e9v', max_size=3)),
+                max_size=3))
+@example(make_claims(), [(0, 0, " ")])
+@example(make_claims(issued_at=0), [])
+@example(make_claims(scope="\u2028\x7f\U0001f600/"), [])
+@example(make_claims(scope='"'), [])
+@example(make_claims(scope="\\"), [])
+@example(make_claims(scope="\x1f"), [])
+@example(make_claims(issued_at=-(2**53 - 1), expires_at=2**53 - 1), [])
+def test_the_fast_claims_path_accepts_only_what_the_strict_one_does(
+        claims: Claims, edits: list[tuple[int, int, str]]) -> None:
+    """token.parse.strict: the one-match fast path (``_fast_claims``) accepts only claims
+    texts the strict parse accepts, with the same claims -- whatever the text, canonical or
+    edited anywhere (a sign, a leading zero, an exponent, a space, an escape, a duplicate or
+    missing key) -- and it takes every canonical text whose strings need no escape."""
+    text = claims_json(claims)
+    for where, drop, insert in edits:
+        at = where % (len(text) + 1)
+        text = text[:at] + insert + text[at + drop:]
+    raw = text.encode("utf-8")
+    fast = _fast_claims(raw)
+    try:
+        strict = _parse_claims(raw)
+    except PausepointError:
+        assert fast is None
+        return
+    assert fast is None or fast == strict
+    if not edits and _plain(claims):
+        assert fast == claims
+
+
+@pytest.mark.parametrize("text", [
+    '"issued_at":-0', '"issued_at":01000', '"issued_at":1000.0', '"issued_at":1e3',
+    '"issued_at":9007199254740992', '"issued_at":-9007199254740992', '"v":2',
+    '"scope":"\\u0074enant-a"', '"scope":"t\x1fx"', '"scope":"t\x00x"'])
+def test_the_fast_claims_path_leaves_each_non_canonical_form_to_the_strict_one(
+        text: str) -> None:
+    """token.parse.strict: a number not in its one canonical form or not exact in JSON, an
+    escape RFC 8785 would not write, a raw control character (no JSON text holds one),
+    another format version: not taken by the fast path."""
+    canonical = claims_json(make_claims(issued_at=1000, scope="tenant-a"))
+    key = text.split(":", 1)[0]
+    old = re.search(re.escape(key) + r':("[^"]*"|[^,}]*)', canonical)
+    assert old is not None
+    edited = canonical.replace(old.group(0), text, 1)
+    assert edited != canonical
+    assert _fast_claims(edited.encode("utf-8")) is None
+    assert _fast_claims(canonical.encode("utf-8")) == make_claims(issued_at=1000,
+                                                                  scope="tenant-a")
 
 
 _REBUILD_KEYS: dict[str, SigningKey] = {

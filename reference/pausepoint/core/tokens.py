@@ -109,7 +109,6 @@ _SORTED_CLAIM_VALUES: Final = operator.attrgetter(*_SORTED_CLAIM_KEYS)
 _STR_CLAIM_VALUES: Final = operator.attrgetter(
     *(name for name in _SORTED_CLAIM_KEYS if _CLAIM_TYPES[name] is str))
 _INT_CLAIM_VALUES: Final = operator.attrgetter(*_INT_CLAIMS)
-_INT_CLAIM_ITEMS: Final = operator.itemgetter(*_INT_CLAIMS)
 
 
 def _safe_ints(values: tuple[int, ...]) -> bool:
@@ -449,37 +448,52 @@ def _parse_claims(raw: bytes) -> Claims:
     return Claims(**kwargs)  # type: ignore[arg-type]
 
 
+def _canonical_claims_pattern() -> re.Pattern[str]:
+    """The claims objects whose RFC 8785 text needs no escape, as one pattern: the claims'
+    keys, in sorted order, each with a value of its type -- a string of characters written as
+    they are (no quote, backslash or control character: each of those would need an escape,
+    and a text decoded from UTF-8 holds no lone surrogate), or an integer in its one canonical
+    form (no sign on 0, no leading zero, no fraction or exponent; at most 16 digits, so its
+    range is checked on an int of bounded size) -- with nothing between or around them."""
+    text = r'"([^"\\\x00-\x1f]*)"'
+    integer = r"(0|-?[1-9][0-9]{0,15})"
+    members = ",".join(f'"{re.escape(name)}":' + (text if _CLAIM_TYPES[name] is str else integer)
+                       for name in _SORTED_CLAIM_KEYS)
+    return re.compile(r"\{" + members + r"\}")
+
+
+_CANONICAL_CLAIMS: Final = _canonical_claims_pattern().fullmatch
+_INT_POSITIONS: Final = tuple(i for i, name in enumerate(_SORTED_CLAIM_KEYS)
+                              if _CLAIM_TYPES[name] is int)
+"""Where the integer claims are among the values :data:`_CANONICAL_CLAIMS` captures."""
+
+
 def _fast_claims(raw: bytes) -> Claims | None:
     """The claims of ``raw`` when it is, beyond doubt, the RFC 8785 bytes of a valid claims
     object; None when it may not be (the strict :func:`_parse_claims` then decides and says
-    why).  One C parse of the whole text (``json.loads``'s scanner, with nothing around the
-    value), its keys exactly the claims' in sorted order (parsing keeps the text's order), its
-    value types exactly the claims', one C re-encoding compared with the text: on a flat
-    object of the claims' ASCII keys, in sorted order, and str or exact-integer
-    (|n| <= 2**53 - 1) values, ``json.dumps`` compact without ASCII escaping writes exactly
-    the RFC 8785 bytes (see :func:`pausepoint.core.canonical.canonical_bytes`), and a text equal to
-    the encoding of what it parses to has no duplicate key, no ``NaN``, no insignificant
-    whitespace or escape (a lone surrogate, which UTF-8 text cannot hold, comes only from an
-    escape, which the encoding writes as the character) -- so whatever this accepts, the
-    strict path accepts too, with the same claims."""
+    why).  One C match of the whole text (:func:`_canonical_claims_pattern`): a text it
+    matches is the RFC 8785 text of the claims it captures -- exactly the claims' keys, in
+    sorted order, no duplicate, no whitespace; each string the characters it holds, none of
+    which RFC 8785 escapes; each integer in its canonical form -- so, once each integer is
+    found exact in JSON (|n| <= 2**53 - 1) and the format version is this one, whatever this
+    accepts, the strict path accepts too, with the same claims.  A claim whose text needs an
+    escape (a quote, a backslash, a control character) is left to the strict path."""
     try:
-        text = raw.decode("utf-8")
-        obj, end = _SCAN(text, 0)
-        if end != len(text) or type(obj) is not dict:
-            return None
-        if list(obj) != _SORTED_CLAIM_KEYS:  # text order, sorted
-            return None
-        if tuple(map(type, obj.values())) != _SORTED_CLAIM_TYPES:  # exactly str or int
-            return None
-        if not _safe_ints(_INT_CLAIM_ITEMS(obj)):
-            return None
-        if obj["v"] != FORMAT_VERSION:
-            return None
-        if _ENCODE_COMPACT(obj) != text:
-            return None
-    except (ValueError, StopIteration):  # not UTF-8, not JSON: the strict path says which
+        match = _CANONICAL_CLAIMS(raw.decode("utf-8"))
+    except ValueError:  # not UTF-8: the strict path says so
         return None
-    return Claims(**obj)
+    if match is None:
+        return None
+    values: list[str | int] = list(match.groups())
+    for i in _INT_POSITIONS:
+        n = int(values[i])  # digits, by the pattern
+        if not -MAX_SAFE_INTEGER <= n <= MAX_SAFE_INTEGER:
+            return None
+        values[i] = n
+    claims = dict(zip(_SORTED_CLAIM_KEYS, values, strict=True))
+    if claims["v"] != FORMAT_VERSION:
+        return None
+    return Claims(**claims)  # type: ignore[arg-type]
 
 
 # -- key ring --------------------------------------------------------------------------------
