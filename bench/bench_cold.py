@@ -32,7 +32,6 @@ import argparse
 import os
 import random
 import sys
-import time
 from collections.abc import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -41,16 +40,9 @@ from rich.console import Console
 from rich.table import Table
 
 from bench_cycle import VARIANTS, Variant, make_variants
-from benchkit import Summary, add_round_options, disk_scratch, load_average
+from benchkit import Summary, add_round_options, disk_scratch, load_average, spin
 
 DEFAULT = ("floor", "service", "embedding")
-
-
-def spin(seconds: float) -> None:
-    """Busy-wait ``seconds`` without touching any variant's code or data."""
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
 
 
 def run(variants: Sequence[Variant], rounds: int, warmup: int, spin_s: float, seed: int = 0

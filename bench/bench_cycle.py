@@ -125,6 +125,8 @@ def _extra_bytes(payload: dict[str, Any]) -> int:
 
 SMALL_FLOOR = "floor at the stores' page size"
 BACK_TO_BACK_FLOOR = "floor, commits back to back"
+FLOORS: Final = ("floor", SMALL_FLOOR, BACK_TO_BACK_FLOOR)
+"""The floor's three sequences (:class:`Floor`), one per round."""
 
 SIGNING_INPUT = b"x" * 600
 """What the floor and the statements sign and verify: about a pause token's signing input."""
@@ -206,7 +208,7 @@ class Floor:
         self.public = self.key.public_key()
         self.message = SIGNING_INPUT
         self.row = "y" * (FLOOR_ROW + _extra_bytes(payload))  # about a pause row
-        self.deck = [2, 1, 0]  # the first three rounds in this order: a run of one has "floor"
+        self.deck = list(reversed(FLOORS))  # the first three rounds in order: "floor" first
         self.rng = random.Random(0)
 
     def _commit(self, conn: sqlite3.Connection) -> float:
@@ -215,39 +217,39 @@ class Floor:
         conn.commit()
         return time.perf_counter() - t0
 
-    def _crypto(self) -> tuple[float, float]:
-        """One sign and one verify of its signature, right after each other: their seconds."""
+    def _sign(self) -> tuple[bytes, float]:
+        """One Ed25519 sign: the signature and its seconds."""
         t0 = time.perf_counter()
         signature = self.key.sign(self.message)
-        t1 = time.perf_counter()
+        return signature, time.perf_counter() - t0
+
+    def _verify(self, signature: bytes) -> float:
+        """One Ed25519 verify of ``signature``: its seconds."""
+        t0 = time.perf_counter()
         self.public.verify(signature, self.message)
-        return t1 - t0, time.perf_counter() - t1
+        return time.perf_counter() - t0
 
     def _sequence(self, conn: sqlite3.Connection) -> tuple[float, float, float, float]:
         """Sign, commit, verify, commit on ``conn``: the seconds of each."""
-        t0 = time.perf_counter()
-        signature = self.key.sign(self.message)
-        sign = time.perf_counter() - t0
+        signature, sign = self._sign()
         first = self._commit(conn)
-        t1 = time.perf_counter()
-        self.public.verify(signature, self.message)
-        verify = time.perf_counter() - t1
-        return sign, first, verify, self._commit(conn)
+        return sign, first, self._verify(signature), self._commit(conn)
 
     def round(self) -> Samples:
         if not self.deck:  # each of the three once in every three rounds, in a shuffled order
-            self.deck = [0, 1, 2]
+            self.deck = list(FLOORS)
             self.rng.shuffle(self.deck)
-        mode = self.deck.pop()
-        if mode == 0:
+        which = self.deck.pop()
+        if which == "floor":
             sign, first, verify, second = self._sequence(self.conn)
             return [("ed25519 sign", sign), ("sqlite durable commit", first),
                     ("ed25519 verify", verify), ("sqlite durable commit", second),
                     ("floor", sign + first + verify + second)]
-        if mode == 1:
+        if which == SMALL_FLOOR:
             return [(SMALL_FLOOR, sum(self._sequence(self.small)))]
         commits = self._commit(self.conn) + self._commit(self.conn)
-        return [(BACK_TO_BACK_FLOOR, commits + sum(self._crypto()))]
+        signature, sign = self._sign()
+        return [(BACK_TO_BACK_FLOOR, commits + sign + self._verify(signature))]
 
     def close(self) -> None:
         self.conn.close()

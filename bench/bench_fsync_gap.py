@@ -32,17 +32,10 @@ from collections.abc import Callable, Sequence
 from rich.console import Console
 from rich.table import Table
 
-from benchkit import Summary, add_round_options, disk_scratch, load_average
+from benchkit import Summary, add_round_options, disk_scratch, load_average, spin
 
 PAGE = 4096
 """Bytes written before each flush: one page (a WAL frame of the stores' 2 KB pages fits)."""
-
-
-def spin(seconds: float) -> None:
-    """Busy-wait ``seconds``: the CPU never idles, only the disk does."""
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
 
 
 def run(path: str, gaps: Sequence[float], rounds: int, warmup: int,

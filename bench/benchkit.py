@@ -11,6 +11,7 @@ import argparse
 import os
 import statistics
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -98,6 +99,14 @@ class Summary:
     @classmethod
     def of(cls, samples: Sequence[float]) -> Summary:
         return cls(len(samples), statistics.median(samples), percentile(samples, 0.95))
+
+
+def spin(seconds: float) -> None:
+    """Busy-wait ``seconds``: the CPU never idles (only the disk may), and the loop touches no
+    benchmarked code or data."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def load_average() -> tuple[float, float, float]:

@@ -453,19 +453,22 @@ def _canonical_claims_pattern() -> re.Pattern[str]:
     keys, in sorted order, each with a value of its type -- a string of characters written as
     they are (no quote, backslash or control character: each of those would need an escape,
     and a text decoded from UTF-8 holds no lone surrogate), or an integer in its one canonical
-    form (no sign on 0, no leading zero, no fraction or exponent; at most 16 digits, so its
-    range is checked on an int of bounded size) -- with nothing between or around them."""
+    form (no sign on 0, no leading zero, no fraction or exponent; no more digits than
+    2**53 - 1 has, so its range is checked on an int of bounded size) -- with nothing between
+    or around them."""
     text = r'"([^"\\\x00-\x1f]*)"'
-    integer = r"(0|-?[1-9][0-9]{0,15})"
+    integer = rf"(0|-?[1-9][0-9]{{0,{len(str(MAX_SAFE_INTEGER)) - 1}}})"
     members = ",".join(f'"{re.escape(name)}":' + (text if _CLAIM_TYPES[name] is str else integer)
                        for name in _SORTED_CLAIM_KEYS)
     return re.compile(r"\{" + members + r"\}")
 
 
 _CANONICAL_CLAIMS: Final = _canonical_claims_pattern().fullmatch
-_INT_POSITIONS: Final = tuple(i for i, name in enumerate(_SORTED_CLAIM_KEYS)
-                              if _CLAIM_TYPES[name] is int)
-"""Where the integer claims are among the values :data:`_CANONICAL_CLAIMS` captures."""
+_SORTED_INT_CLAIMS: Final = tuple(name for name in _SORTED_CLAIM_KEYS
+                                  if _CLAIM_TYPES[name] is int)
+_INT_GROUPS: Final = operator.itemgetter(*(i for i, name in enumerate(_SORTED_CLAIM_KEYS)
+                                           if _CLAIM_TYPES[name] is int))
+"""The integer claims' texts among what :data:`_CANONICAL_CLAIMS` captures, in C."""
 
 
 def _fast_claims(raw: bytes) -> Claims | None:
@@ -484,13 +487,12 @@ def _fast_claims(raw: bytes) -> Claims | None:
         return None
     if match is None:
         return None
-    values: list[str | int] = list(match.groups())
-    for i in _INT_POSITIONS:
-        n = int(values[i])  # digits, by the pattern
-        if not -MAX_SAFE_INTEGER <= n <= MAX_SAFE_INTEGER:
-            return None
-        values[i] = n
-    claims = dict(zip(_SORTED_CLAIM_KEYS, values, strict=True))
+    groups = match.groups()
+    ints = tuple(map(int, _INT_GROUPS(groups)))  # digits, by the pattern
+    if not _safe_ints(ints):
+        return None
+    claims: dict[str, str | int] = dict(zip(_SORTED_CLAIM_KEYS, groups, strict=True))
+    claims.update(zip(_SORTED_INT_CLAIMS, ints, strict=True))
     if claims["v"] != FORMAT_VERSION:
         return None
     return Claims(**claims)  # type: ignore[arg-type]
