@@ -67,6 +67,7 @@ from typing import Any, Final, Protocol
 
 import attrs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.bindings import crypto_sign, crypto_sign_keypair, crypto_sign_open
 from rich.console import Console
 from rich.table import Table
 
@@ -88,6 +89,27 @@ PAYLOAD: Final[dict[str, Any]] = {"amount": 12}
 """Issue 15's question: what every cycle asks (its payload), unless ``--payload-bytes``."""
 FLOOR_ROW: Final = 800
 """The floor's row, in bytes: about a pause row with :data:`PAYLOAD`."""
+
+
+OPENSSL_VERIFY: Final = "raw ed25519 verify, OpenSSL"
+"""A raw verify by ``cryptography`` (OpenSSL), for comparison: no target is set against it."""
+
+
+class RawEd25519:
+    """A raw Ed25519 key of the library the tokens sign and verify with (libsodium, through
+    PyNaCl's bindings: :func:`pausepoint.core.tokens.ed25519_sign`): its sign and verify called
+    directly, with nothing of pausepoint's around them -- what the floor, the raw verify and
+    the statements alone time."""
+
+    def __init__(self) -> None:
+        self.public, self.secret = crypto_sign_keypair()
+
+    def sign(self, message: bytes) -> bytes:
+        return crypto_sign(message, self.secret)[:64]
+
+    def verify(self, signature: bytes, message: bytes) -> None:
+        """Raises unless ``signature`` verifies (as ``cryptography``'s ``verify``)."""
+        crypto_sign_open(signature + message, self.public)
 
 
 def payload_of(note: int) -> dict[str, Any]:
@@ -204,8 +226,7 @@ class Floor:
         for conn in (self.conn, self.small):
             conn.execute("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT)")
             conn.commit()
-        self.key = Ed25519PrivateKey.generate()
-        self.public = self.key.public_key()
+        self.key = RawEd25519()
         self.message = SIGNING_INPUT
         self.row = "y" * (FLOOR_ROW + _extra_bytes(payload))  # about a pause row
         self.deck = list(reversed(FLOORS))  # the first three rounds in order: "floor" first
@@ -226,7 +247,7 @@ class Floor:
     def _verify(self, signature: bytes) -> float:
         """One Ed25519 verify of ``signature``: its seconds."""
         t0 = time.perf_counter()
-        self.public.verify(signature, self.message)
+        self.key.verify(signature, self.message)
         return time.perf_counter() - t0
 
     def _sequence(self, conn: sqlite3.Connection) -> tuple[float, float, float, float]:
@@ -362,7 +383,9 @@ class LangGraphCycle:
 
 
 class TokenVerify:
-    """``KeyRing.verify`` of a pause token, and a raw Ed25519 verify of its signature."""
+    """``KeyRing.verify`` of a pause token, and a raw Ed25519 verify of its signature by the
+    library the ring verifies with (libsodium) -- and, for comparison, by OpenSSL's through
+    ``cryptography``, which the ring verified with before (no target is set against it)."""
 
     name = "token"
 
@@ -380,7 +403,8 @@ class TokenVerify:
         signing_input, _, signature = self.token.rpartition(".")
         self.signing_input = signing_input.encode("ascii")
         self.signature = b64url_decode(signature)
-        self.public = private.public_key()
+        self.public = private.public_key().public_bytes_raw()
+        self.openssl = private.public_key()
 
     def round(self) -> Samples:
         """``batch`` of each, alternating one by one, so a noisy moment hits both alike; each
@@ -392,9 +416,12 @@ class TokenVerify:
             t0 = clock()
             self.ring.verify(self.token)
             t1 = clock()
-            self.public.verify(self.signature, self.signing_input)
+            crypto_sign_open(self.signature + self.signing_input, self.public)
             t2 = clock()
-            out += [("token verify", t1 - t0), ("raw ed25519 verify", t2 - t1)]
+            self.openssl.verify(self.signature, self.signing_input)
+            t3 = clock()
+            out += [("token verify", t1 - t0), ("raw ed25519 verify", t2 - t1),
+                    (OPENSSL_VERIFY, t3 - t2)]
         return out
 
     def close(self) -> None:
@@ -464,8 +491,7 @@ class StatementsCycle:
                             and "_pauses " in q)
         self.verify_at = next(i for i, q in enumerate(queries) if q.startswith("UPDATE")
                               and "_pauses " in q)
-        self.key = Ed25519PrivateKey.generate()
-        self.public = self.key.public_key()
+        self.key = RawEd25519()
         self.message = SIGNING_INPUT
 
     def round(self) -> Samples:
@@ -481,7 +507,7 @@ class StatementsCycle:
             if i == self.sign_at:
                 signature = self.key.sign(self.message)
             elif i == self.verify_at:
-                self.public.verify(signature, self.message)
+                self.key.verify(signature, self.message)
             cur = execute(query, params)
             cur.fetchall()
             counts.append(cur.rowcount)

@@ -40,6 +40,21 @@ def test_prints_every_ratio_and_the_filesystem(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # its scratch folder is gone
 
 
+def test_raw_ed25519_is_the_tokens_own_primitive() -> None:
+    """The floor, the raw verify and the statements alone sign and verify with the very
+    functions the key ring calls: a raw verify of another library than the ring's would make
+    the token's ratio, and the floor, say nothing about pausepoint's own overhead."""
+    from pausepoint.core import tokens
+    assert bench_cycle.crypto_sign is tokens.crypto_sign
+    assert bench_cycle.crypto_sign_open is tokens.crypto_sign_open
+    key = bench_cycle.RawEd25519()
+    signature = key.sign(b"m")
+    assert tokens.ed25519_verify(key.public, b"m", signature)
+    key.verify(signature, b"m")
+    ring_key = tokens.Ed25519Key.generate("k")
+    assert ring_key.sign(b"m") == ring_key.private_key.sign(b"m")  # Ed25519 is deterministic
+
+
 def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
     # three rounds: the floor runs each of its three sequences once in every three rounds
     done = _run("--rounds", "3", "--warmup", "0", "--batch", "1", "--dir", str(tmp_path),
@@ -49,7 +64,7 @@ def test_json_has_every_variant_and_ratio(tmp_path: Path) -> None:
     assert [r["what"] for r in out["ratios"]] == [r.what for r in bench_cycle.RATIOS]
     for sample in ("sqlite durable commit", "ed25519 sign", "ed25519 verify", "floor",
                    "service cycle", "harness cycle", "langgraph cycle", "token verify",
-                   "raw ed25519 verify"):
+                   "raw ed25519 verify", bench_cycle.OPENSSL_VERIFY):
         assert out["samples"][sample]["n"] >= 1, sample
     for r in out["ratios"]:  # what the numerator took, and the most it may take
         if r["value"] is not None:
@@ -202,12 +217,11 @@ def test_the_floor_runs_its_steps_in_a_cycles_order_one_sequence_per_round(
                 log.append("sign")
                 return b"s"
 
-        class Public:
             def verify(self, signature: bytes, message: bytes) -> None:
                 log.append("verify")
 
         floor._commit = commit  # type: ignore[method-assign]
-        floor.key, floor.public = Key(), Public()  # type: ignore[assignment]
+        floor.key = Key()  # type: ignore[assignment]
         rounds = []
         for _ in range(12):
             log.clear()

@@ -44,7 +44,9 @@ from pausepoint.core.tokens import (
     b64url_decode,
     b64url_encode,
     claims_json,
+    ed25519_verify,
     header_json,
+    header_part,
     token_parts,
     token_signature,
     token_text,
@@ -226,6 +228,29 @@ def test_public_key_only_verifies(key: Ed25519Key, token: str) -> None:
     other = KeyRing(Ed25519Key.generate("local"),
                     [Ed25519Key.generate("k1").verify_key()])
     assert refusal(other, token).clause == clause("token.integrity")
+
+
+SMALL_ORDER_KEYS = {
+    "identity": bytes([1]) + bytes(31),
+    "order 2": bytes([0xEC]) + b"\xff" * 30 + b"\x7f",
+}
+"""Public keys of small order: for the identity, a signature of R = the identity and S = 0
+satisfies RFC 8032's cofactorless equation for *every* message (OpenSSL's verify, through
+``cryptography``, accepts it)."""
+
+
+@pytest.mark.parametrize("point", sorted(SMALL_ORDER_KEYS))
+def test_small_order_key_verifies_nothing(point: str) -> None:
+    """token.integrity: a verify-only key of small order loaded into a ring verifies no token,
+    not even one whose signature satisfies the verification equation for any message -- the
+    ring's Ed25519 verify refuses a small-order key and R, as libsodium's does."""
+    weak = SMALL_ORDER_KEYS[point]
+    ring = KeyRing(Ed25519Key.generate("local"), [Ed25519VerifyKey.from_public_bytes("weak", weak)])
+    signing_input = f"pp1.{header_part('weak')}.{b64json(claims_json(make_claims()))}"
+    for signature in (bytes([1]) + bytes(63), weak + bytes(32)):
+        token = signing_input + "." + b64url_encode(signature)
+        assert refusal(ring, token).clause == clause("token.integrity")
+        assert not ed25519_verify(weak, signing_input.encode("ascii"), signature)
 
 
 def test_verify_key_cannot_become_active(key: Ed25519Key) -> None:
