@@ -418,10 +418,12 @@ class TokenVerify:
             t1 = clock()
             crypto_sign_open(self.signature + self.signing_input, self.public)
             t2 = clock()
+            out += [("token verify", t1 - t0), ("raw ed25519 verify", t2 - t1)]
+        # after them, not between: each of those two follows a verify of the same library
+        for _ in range(self.batch):
+            t0 = clock()
             self.openssl.verify(self.signature, self.signing_input)
-            t3 = clock()
-            out += [("token verify", t1 - t0), ("raw ed25519 verify", t2 - t1),
-                    (OPENSSL_VERIFY, t3 - t2)]
+            out.append((OPENSSL_VERIFY, clock() - t0))
         return out
 
     def close(self) -> None:
