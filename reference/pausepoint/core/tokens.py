@@ -505,11 +505,15 @@ def _canonical_claims_pattern() -> re.Pattern[str]:
 
 
 _CANONICAL_CLAIMS: Final = _canonical_claims_pattern().fullmatch
-_SORTED_INT_CLAIMS: Final = tuple(name for name in _SORTED_CLAIM_KEYS
-                                  if _CLAIM_TYPES[name] is int)
-_INT_GROUPS: Final = operator.itemgetter(*(i for i, name in enumerate(_SORTED_CLAIM_KEYS)
-                                           if _CLAIM_TYPES[name] is int))
-"""The integer claims' texts among what :data:`_CANONICAL_CLAIMS` captures, in C."""
+_N_STR_CLAIMS: Final = sum(1 for name in _CLAIM_FIELDS if _CLAIM_TYPES[name] is str)
+if any(_CLAIM_TYPES[name] is not str for name in _CLAIM_FIELDS[:_N_STR_CLAIMS]) or \
+        _CLAIM_FIELDS[-1] != "v":  # pragma: no cover - guards ports.py
+    raise TypeError("_fast_claims builds Claims from its strings, then its integers, the "
+                    "format version last; Claims changed shape")
+_IN_FIELD_ORDER: Final = operator.itemgetter(*(_SORTED_CLAIM_KEYS.index(name)
+                                               for name in _CLAIM_FIELDS))
+"""What :data:`_CANONICAL_CLAIMS` captures (in the keys' sorted order), in the order of
+:class:`Claims`' fields -- its strings, then its integers -- in C."""
 
 
 def _fast_claims(raw: bytes) -> Claims | None:
@@ -528,15 +532,11 @@ def _fast_claims(raw: bytes) -> Claims | None:
         return None
     if match is None:
         return None
-    groups = match.groups()
-    ints = tuple(map(int, _INT_GROUPS(groups)))  # digits, by the pattern
-    if not _safe_ints(ints):
+    values = _IN_FIELD_ORDER(match.groups())
+    ints = tuple(map(int, values[_N_STR_CLAIMS:]))  # digits, by the pattern
+    if not _safe_ints(ints) or ints[-1] != FORMAT_VERSION:
         return None
-    claims: dict[str, str | int] = dict(zip(_SORTED_CLAIM_KEYS, groups, strict=True))
-    claims.update(zip(_SORTED_INT_CLAIMS, ints, strict=True))
-    if claims["v"] != FORMAT_VERSION:
-        return None
-    return Claims(**claims)  # type: ignore[arg-type]
+    return Claims(*values[:_N_STR_CLAIMS], *ints)
 
 
 # -- key ring --------------------------------------------------------------------------------
