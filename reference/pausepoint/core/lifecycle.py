@@ -22,6 +22,7 @@ import attrs
 
 from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
+from pausepoint.core.values import record
 
 
 class Phase(enum.StrEnum):
@@ -42,7 +43,7 @@ OUTSTANDING: Final[frozenset[Phase]] = LIVE
 """Phases whose ledger row counts as outstanding (its token may still be redeemed)."""
 
 
-@attrs.frozen
+@record
 class PauseState:
     """The durable state of one pause point."""
 
@@ -56,7 +57,7 @@ class PauseState:
 # -- events ----------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Pause:
     """Take the pause.  The facts are what the service established before minting."""
 
@@ -74,7 +75,7 @@ class RecordTurn:
     written: bool
 
 
-@attrs.frozen
+@record
 class Resume:
     """A person answered.  ``now`` is the resume server's clock reading."""
 
@@ -134,7 +135,7 @@ class Action(enum.StrEnum):
     RECONCILED = "reconciled"
 
 
-@attrs.frozen
+@record
 class Accepted:
     state: PauseState
     action: Action

@@ -17,9 +17,10 @@ import attrs
 from pausepoint.core.lifecycle import PauseState
 from pausepoint.core.runs import RunState
 from pausepoint.core.runs import RunStatus as RunStatus  # the run table's, re-exported
+from pausepoint.core.values import record
 
 
-@attrs.frozen
+@record
 class Claims:
     """What a pause token asserts (clause ``token.claims``)."""
 
@@ -38,7 +39,7 @@ class Claims:
     v: int = 1
 
 
-@attrs.frozen
+@record
 class PauseRecord:
     """One ledger row: the pause, its binding, its token and its lifecycle state.
 
@@ -225,7 +226,7 @@ class Signer(Protocol):
         ...
 
 
-@attrs.frozen
+@record
 class RunRecord:
     """A run, its lineage and its ownership.  ``state`` is the harness's own continuation data
     (JSON text); ``epoch``, ``owner`` and ``lease_until`` are the run table's

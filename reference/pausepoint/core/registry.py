@@ -11,6 +11,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from pausepoint.core.canonical import bounded_json, built_json, canonical_json
 from pausepoint.core.jsontext import loads
 from pausepoint.core.ports import Claims
+from pausepoint.core.values import record
 
 Authority = Callable[[str, Claims, int], bool]
 """(responder, claims, now_ms) -> may this responder answer this pause *now*?"""
@@ -36,7 +37,7 @@ def _adapter(model: type[object]) -> pydantic.TypeAdapter[object]:
     return found
 
 
-@attrs.frozen
+@record
 class Validated:
     """A value that passed its schema: its canonical JSON text and the validated instance --
     and, for an answer, ``value_text``: the canonical text of the instance as JSON values, the

@@ -25,6 +25,7 @@ import attrs
 from pausepoint.core.clause_ids import ClauseId
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.lifecycle import Refusal as Refusal  # the pause table's, re-exported
+from pausepoint.core.values import record
 
 
 class RunStatus(enum.StrEnum):
@@ -45,7 +46,7 @@ CANCELLED_OR_CANCELLING: Final[frozenset[RunStatus]] = frozenset(
     {RunStatus.CANCELLING, RunStatus.CANCELLED})
 
 
-@attrs.frozen
+@record
 class RunState:
     """What the table decides about a run: its status and its ownership."""
 
@@ -63,7 +64,7 @@ class RunState:
 # -- events ----------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Start:
     """Create the run, owned by ``owner``.  ``parent`` is the parent's status (``None``: no
     parent run named, or ``parent_found`` false: the named parent does not exist)."""
@@ -85,7 +86,7 @@ class Recover:
     lease_ms: int
 
 
-@attrs.frozen
+@record
 class Continue:
     """A resume's continuation takes over a paused run; ``current_step`` says whether the
     answered pause belongs to the step the run is paused at."""
@@ -105,14 +106,14 @@ class Progress:
     lease_ms: int
 
 
-@attrs.frozen
+@record
 class Suspend:
     """The owner stops at pauses and lets the run go."""
 
     epoch: int
 
 
-@attrs.frozen
+@record
 class Finish:
     epoch: int
 
@@ -159,7 +160,7 @@ SOURCES: Final[tuple[RunStatus | None, ...]] = (None, *RunStatus)
 # -- outcomes --------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Accepted:
     state: RunState
     clause: ClauseId

@@ -47,6 +47,7 @@ from pausepoint.core.jsontext import loads, state_json
 from pausepoint.core.ports import Clock, EffectStatus, PauseRecord, RunRecord, RunStatus, Signer
 from pausepoint.core.registry import Interaction
 from pausepoint.core.tokens import KeyRing
+from pausepoint.core.values import record
 from pausepoint.engine.clock import SystemClock
 from pausepoint.engine.compose import Deployment, compose
 from pausepoint.engine.owned import (
@@ -83,7 +84,7 @@ Agent = Callable[["RunContext", Any], Any]
 """``agent(ctx, input) -> output``: a plain function; ``input`` and ``output`` are JSON."""
 
 
-@attrs.frozen
+@record
 class RunResult:
     """Where a run stands after an operation: its status, its output once ``done``, and the
     questions it waits on (each with the token to answer it).  ``events`` are the kinds of
@@ -190,7 +191,7 @@ class RunContext:
         return out
 
 
-@attrs.frozen
+@record
 class _Seen:
     """What a resume already read and wrote of its pause's step, handed to the continuation in
     the same unit instead of read again: the step's pauses (read once, after the answer was

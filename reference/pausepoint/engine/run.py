@@ -15,10 +15,9 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from pausepoint.core.clauses import ErrorCode
 from pausepoint.core.errors import PausepointError
+from pausepoint.core.values import record
 
 
 class EventKind(enum.StrEnum):
@@ -37,13 +36,13 @@ TERMINAL_EVENTS = frozenset({EventKind.DONE, EventKind.ERROR, EventKind.CANCELLE
                              EventKind.PAUSED})
 
 
-@attrs.frozen
+@record
 class RunEvent:
     kind: EventKind
     data: Any = None
 
 
-@attrs.frozen
+@record
 class PendingInterrupt:
     """One pause as published: what was asked, and the token to answer it with."""
 
@@ -74,7 +73,7 @@ class InvocationCancelled(BaseException):
     """The run was cancelled while it executed."""
 
 
-@attrs.frozen
+@record
 class RunIdentity:
     run_id: str
     root_run_id: str
@@ -88,7 +87,7 @@ def current_run() -> RunIdentity | None:
     return _CURRENT.get()
 
 
-@attrs.frozen
+@record
 class PauseBinding:
     """Who a pause belongs to.  ``run_id`` and ``root_run_id`` come from the live run."""
 

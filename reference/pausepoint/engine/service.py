@@ -52,6 +52,7 @@ from pausepoint.core.ports import (
 )
 from pausepoint.core.registry import RECONCILE, Interaction, Registry, Validated
 from pausepoint.core.tokens import KeyRing
+from pausepoint.core.values import record
 from pausepoint.engine.run import PauseBinding
 from pausepoint.engine.tracing import NO_TRACE, TraceSink
 from pausepoint.stores.base import Units
@@ -73,7 +74,7 @@ _NOT_PAUSED: Final = PauseState()
 _TURN_WRITTEN: Final = lc.RecordTurn(True)
 
 
-@attrs.frozen
+@record
 class ResumeRequest:
     """Who is answering, from where.  Compared with the token's binding at resume time."""
 
@@ -84,7 +85,7 @@ class ResumeRequest:
     root_run_id: str | None = None
 
 
-@attrs.frozen
+@record
 class ResumeOutcome:
     """An accepted resume: the first (``replayed=False``) or a replay of it."""
 
