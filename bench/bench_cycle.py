@@ -75,7 +75,7 @@ import pausepoint
 from benchkit import Filesystem, Summary, add_round_options, disk_scratch, load_average
 from pausepoint.core.canonical import MAX_BYTES
 from pausepoint.core.ports import Claims
-from pausepoint.core.tokens import Ed25519Key, KeyRing, b64url_decode
+from pausepoint.core.tokens import SIGNATURE_BYTES, Ed25519Key, KeyRing, b64url_decode
 from pausepoint.engine.clock import ManualClock
 from pausepoint.engine.compose import compose
 from pausepoint.engine.harness import DEFAULT_INTERACTIONS, Harness
@@ -105,7 +105,7 @@ class RawEd25519:
         self.public, self.secret = crypto_sign_keypair()
 
     def sign(self, message: bytes) -> bytes:
-        return crypto_sign(message, self.secret)[:64]
+        return crypto_sign(message, self.secret)[:SIGNATURE_BYTES]
 
     def verify(self, signature: bytes, message: bytes) -> None:
         """Raises unless ``signature`` verifies (as ``cryptography``'s ``verify``)."""
@@ -407,9 +407,9 @@ class TokenVerify:
         self.openssl = private.public_key()
 
     def round(self) -> Samples:
-        """``batch`` of each, alternating one by one, so a noisy moment hits both alike; each
-        call is a sample of its own (a call preempted on a busy machine is one outlier, not a
-        batch's mean pulled up)."""
+        """``batch`` of each, alternating one by one, so a noisy moment hits both alike, then
+        ``batch`` of OpenSSL's raw verify; each call is a sample of its own (a call preempted on
+        a busy machine is one outlier, not a batch's mean pulled up)."""
         out: Samples = []
         clock = time.perf_counter
         for _ in range(self.batch):

@@ -4,7 +4,9 @@ assignment to a field of a record -- with equality and a hash by value, as ``att
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -31,10 +33,10 @@ def claims(**over: object) -> Claims:
                       thread_id="t", scope="sc", status=RunStatus.RUNNING, state="{}"),
     lambda: RunResult(run_id="r", status=RunStatus.DONE, output="out"),
 ], ids=["Claims", "PauseState", "RunRecord", "RunResult"])
-def test_records_are_values(make: object) -> None:
+def test_records_are_values(make: Callable[[], Any]) -> None:
     """Equal by value, hashed by value (usable in sets and as keys), and evolve builds a new
     one: as frozen attrs classes are."""
-    a, b = make(), make()  # type: ignore[operator]
+    a, b = make(), make()
     assert a == b and a is not b and hash(a) == hash(b)
     assert len({a, b}) == 1
     first = attrs.fields(type(a))[0].name

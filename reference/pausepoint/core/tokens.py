@@ -136,8 +136,8 @@ def ed25519_sign(secret: bytes, data: bytes) -> bytes:
     """The Ed25519 signature of ``data`` (RFC 8032) under ``secret``, libsodium's 64-byte
     secret key (:func:`ed25519_secret`).  The keys' one signing primitive: libsodium's, which
     signs and verifies in about half the time OpenSSL's takes through ``cryptography``
-    (``bench/bench_cycle.py`` times both); ``cryptography`` keeps making, loading and exporting
-    the keys."""
+    (``bench/bench_cycle.py`` times both verifies); ``cryptography`` keeps making, loading
+    and exporting the keys."""
     return crypto_sign(data, secret)[:SIGNATURE_BYTES]
 
 
